@@ -1,0 +1,19 @@
+#!/usr/bin/env bash
+# The README's second command: set up, then run the whole test suite: the C++ tests in a
+# Release build and in an ASan+UBSan build, and the Python tests against live references.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+scripts/setup.sh
+jobs=$(nproc)
+
+echo "== C++ tests (Release)"
+ctest --test-dir build --output-on-failure -j "$jobs"
+
+echo "== C++ tests (ASan + UBSan)"
+cmake -S . -B build-asan -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DPAGODA_SANITIZE=ON >/dev/null
+cmake --build build-asan
+ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
+  PAGODA_SKIP_SLOW=1 ctest --test-dir build-asan --output-on-failure -j "$jobs"
+
+echo "== Python tests"
+.venv/bin/python -m pytest -q tests/python

@@ -1,0 +1,91 @@
+// The one interface every compute backend implements: memory plus fused-kernel-sized ops.
+// Model code (src/model) describes a forward pass only in terms of these calls, so a new
+// backend (CUDA) is a new implementation of this class and nothing above it changes.
+//
+// Conventions: activations are F32 row-major; `x` of shape [rows, cols] is processed
+// per row. Weights may be in any DType (block-quantized included). Outputs are
+// preallocated by the caller with alloc() and may alias inputs where noted.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "core/tensor.h"
+
+namespace pagoda {
+
+// Rotary embedding for one attention type. inv_freq has rot_dim/2 entries (already
+// including any rope scaling); dimensions past rot_dim are left unrotated.
+struct RopeConfig {
+  const float* inv_freq = nullptr;
+  int rot_dim = 0;
+  // true: rotate pairs (i, i + rot_dim/2) (GPT-NeoX / HF rotate_half);
+  // false: rotate adjacent pairs (2i, 2i+1) (GPT-J / Meta layout, GGUF llama).
+  bool neox = true;
+  float attention_factor = 1.0f;  // multiplies cos and sin (YaRN mscale); 1 otherwise
+};
+
+// Where the tokens of a flattened batch live in the paged KV cache. One instance
+// serves every layer of a step. Sequence s owns tokens
+// [query_start_loc[s], query_start_loc[s+1]) of the batch; its context after this step
+// is seq_lens[s] tokens, the last of which are the new ones. Its KV cache blocks are
+// block_tables[s * max_blocks_per_seq + j]; token position p lives in slot
+// block_tables[s][p / block_size] * block_size + p % block_size.
+struct AttentionMetadata {
+  int num_tokens = 0;
+  int num_seqs = 0;
+  const int32_t* query_start_loc = nullptr;  // [num_seqs + 1]
+  const int32_t* seq_lens = nullptr;         // [num_seqs]
+  const int32_t* block_tables = nullptr;     // [num_seqs, max_blocks_per_seq]
+  int max_blocks_per_seq = 0;
+  const int64_t* slot_mapping = nullptr;  // [num_tokens]: cache slot for each new token
+};
+
+class Backend {
+ public:
+  virtual ~Backend() = default;
+  [[nodiscard]] virtual std::string name() const = 0;
+
+  // Zero-filled memory owned by this backend.
+  [[nodiscard]] virtual Tensor alloc(DType dtype, Shape shape) = 0;
+  // Makes a weight usable by this backend (the CPU uses the host memory as it is).
+  [[nodiscard]] virtual Tensor upload(const Tensor& host) = 0;
+  // Copies a backend tensor's contents to host memory (F32 only).
+  virtual void download(const Tensor& src, float* dst) = 0;
+
+  // out[i] = table[ids[i]] as F32. table: [vocab, dim] in any dtype; out: [n, dim].
+  virtual void embedding(const Tensor& table, const int32_t* ids, int n, Tensor& out) = 0;
+  // out = x / rms(x) * weight, per row of x ([rows, dim]); weight: [dim] F32. out may be x.
+  virtual void rms_norm(const Tensor& x, const Tensor& weight, float eps, Tensor& out) = 0;
+  // out = x @ w^T. x: [n, k] F32; w: [m, k] any dtype; out: [n, m] F32.
+  virtual void matmul(const Tensor& x, const Tensor& w, Tensor& out) = 0;
+  // x[i, :] += bias. x: [n, m]; bias: [m] F32.
+  virtual void add_bias(Tensor& x, const Tensor& bias) = 0;
+  // x += y, same shape.
+  virtual void add(Tensor& x, const Tensor& y) = 0;
+  // x *= s.
+  virtual void scale(Tensor& x, float s) = 0;
+  // out = silu(gate) * up, and out = gelu_tanh(gate) * up. All [n, d]; out may be gate.
+  virtual void silu_mul(const Tensor& gate, const Tensor& up, Tensor& out) = 0;
+  virtual void gelu_mul(const Tensor& gate, const Tensor& up, Tensor& out) = 0;
+  // Rotates x: [num_tokens, num_heads, head_dim] in place; positions: [num_tokens].
+  virtual void rope(Tensor& x, const int32_t* positions, const RopeConfig& config) = 0;
+
+  // Writes the new tokens' keys and values ([num_tokens, kv_heads, head_dim]) into the
+  // caches ([num_blocks, block_size, kv_heads, head_dim]) at meta.slot_mapping.
+  virtual void write_kv(const Tensor& k, const Tensor& v, Tensor& k_cache, Tensor& v_cache,
+                        const AttentionMetadata& meta) = 0;
+  // Causal attention of each new token over its sequence's cached context (which
+  // write_kv has already extended). q, out: [num_tokens, num_heads, head_dim]; num_heads a
+  // multiple of kv_heads (GQA). sliding_window > 0 limits a query at position p to keys at
+  // positions > p - sliding_window. softcap > 0 applies softcap * tanh(score / softcap).
+  virtual void paged_attention(const Tensor& q, const Tensor& k_cache, const Tensor& v_cache,
+                               const AttentionMetadata& meta, float scale, int sliding_window,
+                               float softcap, Tensor& out) = 0;
+};
+
+// The CPU backend with num_threads worker threads (0: one per hardware thread).
+std::unique_ptr<Backend> make_cpu_backend(int num_threads = 0);
+
+}  // namespace pagoda

@@ -1,0 +1,26 @@
+"""Shared fixtures for the Python tests: where the binaries and cached models are."""
+import os
+import pathlib
+
+import pytest
+
+ROOT = pathlib.Path(__file__).resolve().parents[2]
+BIN = ROOT / "build" / "bin"
+CACHE = pathlib.Path(os.environ.get("PAGODA_CACHE", pathlib.Path.home() / ".cache" / "pagoda"))
+MODELS = {
+    "smollm2": CACHE / "SmolLM2-135M-Instruct.Q4_1.gguf",
+    "gemma3": CACHE / "gemma-3-270m-q4_k_m.gguf",
+}
+
+
+@pytest.fixture(scope="session")
+def pagoda_bin():
+    path = BIN / "pagoda"
+    assert path.exists(), f"{path} missing: run scripts/setup.sh"
+    return path
+
+
+def model_path(name):
+    path = MODELS[name]
+    assert path.exists(), f"{path} missing: run scripts/fetch_models.sh"
+    return path

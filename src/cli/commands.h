@@ -1,0 +1,12 @@
+// The subcommands of the pagoda binary. Each lives in its own file in src/cli and takes
+// the arguments after its name; it returns the process exit status.
+#pragma once
+
+namespace pagoda::cli {
+
+int cmd_generate(int argc, char** argv);  // generate.cpp
+int cmd_bench(int argc, char** argv);     // bench.cpp
+int cmd_inspect(int argc, char** argv);   // inspect.cpp: a model file's metadata and tensors as JSON
+int cmd_dequant(int argc, char** argv);   // dequant.cpp: raw quantized blocks -> f32 (for tests)
+
+}  // namespace pagoda::cli

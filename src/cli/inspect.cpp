@@ -1,4 +1,5 @@
-// pagoda inspect FILE.gguf [--full]: the file's header, metadata and tensor infos as JSON.
+// pagoda inspect FILE.gguf [--full]: the file's header, metadata and tensor infos as JSON
+// (tensor offsets are absolute file offsets; shapes are outermost first).
 // Arrays longer than kSummaryLength are summarized as {"type", "length"} unless --full.
 #include <cstdio>
 #include <iostream>
@@ -59,6 +60,7 @@ int cmd_inspect(int argc, char** argv) {
   nlohmann::ordered_json out;
   out["version"] = file->version();
   out["alignment"] = file->alignment();
+  out["data_offset"] = file->data_offset();
   nlohmann::ordered_json metadata = nlohmann::ordered_json::object();
   for (const auto& [key, value] : file->metadata()) metadata[key] = to_json(value, full);
   out["metadata"] = std::move(metadata);

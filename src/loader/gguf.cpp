@@ -179,10 +179,12 @@ void GgufFile::parse_all() {
   const uint64_t tensor_count = in.read<uint64_t>("tensor count");
   const uint64_t kv_count = in.read<uint64_t>("metadata count");
   if (kv_count > in.remaining() / kMinKvBytes) {
-    fail("metadata count ", kv_count, " exceeds what the ", in.remaining(), " bytes left can hold");
+    fail("metadata count ", kv_count, " exceeds what the ", in.remaining(),
+         " bytes left can hold (truncated or corrupt file)");
   }
   if (tensor_count > in.remaining() / kMinTensorInfoBytes) {
-    fail("tensor count ", tensor_count, " exceeds what the ", in.remaining(), " bytes left can hold");
+    fail("tensor count ", tensor_count, " exceeds what the ", in.remaining(),
+         " bytes left can hold (truncated or corrupt file)");
   }
 
   metadata_.reserve(static_cast<size_t>(kv_count));

@@ -182,10 +182,6 @@ void GgufFile::parse_all() {
     fail("metadata count ", kv_count, " exceeds what the ", in.remaining(),
          " bytes left can hold (truncated or corrupt file)");
   }
-  if (tensor_count > in.remaining() / kMinTensorInfoBytes) {
-    fail("tensor count ", tensor_count, " exceeds what the ", in.remaining(),
-         " bytes left can hold (truncated or corrupt file)");
-  }
 
   metadata_.reserve(static_cast<size_t>(kv_count));
   for (uint64_t i = 0; i < kv_count; ++i) {
@@ -207,6 +203,10 @@ void GgufFile::parse_all() {
     alignment_ = static_cast<uint64_t>(alignment);
   }
 
+  if (tensor_count > in.remaining() / kMinTensorInfoBytes) {
+    fail("tensor count ", tensor_count, " exceeds what the ", in.remaining(),
+         " bytes left can hold (truncated or corrupt file)");
+  }
   tensors_.reserve(static_cast<size_t>(tensor_count));
   for (uint64_t i = 0; i < tensor_count; ++i) {
     GgufTensorInfo info;

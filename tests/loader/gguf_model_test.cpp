@@ -268,6 +268,45 @@ TEST(GgufModel, RefusesMissingLayerTensor) {
   expect_load_error(huge.bytes(), "llama.block_count: value 1073741824 is outside [1, 4096]");
 }
 
+// The fuzz seeds, written by the gguf PyPI package's GGUFWriter
+// (tools/make_gguf_fuzz_seeds.py; its constants are the expected values here).
+std::string seed_path(const char* name) {
+  // PAGODA_TEST_DATA is <root>/tests/data (which need not exist, so no "..").
+  const std::filesystem::path root = std::filesystem::path(PAGODA_TEST_DATA).parent_path().parent_path();
+  return (root / "fuzz" / "corpus" / "gguf_fuzz" / name).string();
+}
+
+TEST(GgufModelSeeds, FilesFromAnotherWriterLoad) {
+  const LoadedModel llama = load_gguf_model(GgufFile::open(seed_path("tiny_llama.gguf")));
+  EXPECT_EQ(llama.spec.vocab_size, 8);
+  EXPECT_EQ(llama.spec.hidden_size, 32);
+  EXPECT_EQ(llama.spec.head_dim, 16);
+  EXPECT_EQ(llama.spec.num_kv_heads, 1);
+  EXPECT_TRUE(llama.spec.tie_word_embeddings);
+  EXPECT_EQ(llama.weights.get("token_embd.weight").dtype(), DType::Q8_0);
+  EXPECT_EQ(llama.weights.get("blk.0.attn_q.weight").dtype(), DType::F16);
+  EXPECT_EQ(llama.weights.get("blk.0.attn_q.weight").shape(), (Shape{32, 32}));
+  const Tensor& ffn_norm = llama.weights.get("blk.0.ffn_norm.weight");  // F16 ones in the file
+  ASSERT_EQ(ffn_norm.dtype(), DType::F32);
+  for (int i = 0; i < 32; ++i) EXPECT_EQ(ffn_norm.data<float>()[i], 1.0f);
+
+  const LoadedModel qwen2 = load_gguf_model(GgufFile::open(seed_path("tiny_qwen2.gguf")));
+  EXPECT_TRUE(qwen2.spec.attention_bias);
+  EXPECT_FALSE(qwen2.spec.tie_word_embeddings);
+
+  const LoadedModel gemma = load_gguf_model(GgufFile::open(seed_path("tiny_gemma3.gguf")));
+  EXPECT_EQ(gemma.spec.sliding_window, 16);
+  EXPECT_EQ(gemma.spec.layer_sliding, (std::vector<bool>{true, true}));
+
+  const auto types = GgufFile::open(seed_path("metadata_types.gguf"));
+  EXPECT_EQ(types->alignment(), 64u);
+  EXPECT_EQ(types->get_string("t.string"), "h\xc3\xa9llo");
+  EXPECT_EQ(types->get_int("t.i64"), -(int64_t{1} << 62));
+  const Tensor t = types->tensor(*types->find_tensor("t.tensor"));
+  EXPECT_EQ(t.shape(), (Shape{2, 3}));
+  EXPECT_EQ(t.data<float>()[5], 5.0f);  // np.arange(6).reshape(2, 3)
+}
+
 // The cached real models. Expected values are those of the Hugging Face config.json of
 // HuggingFaceTB/SmolLM2-135M-Instruct and google/gemma-3-270m (plus the GGUF's token ids).
 std::string cached_model(const char* name) {

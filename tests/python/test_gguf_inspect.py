@@ -3,14 +3,23 @@ tools/requirements-test.txt) on both cached real models: every metadata scalar, 
 array's element type and length (and contents where printed), every tensor's name, type,
 shape and offset."""
 import json
+import pathlib
 import subprocess
 
 import pytest
 from gguf import GGUFReader, GGUFValueType
 
-from conftest import model_path
+from conftest import ROOT, model_path
+
+SEEDS = sorted((ROOT / "fuzz" / "corpus" / "gguf_fuzz").glob("*.gguf"))  # tools/make_gguf_fuzz_seeds.py
 
 SUMMARY_LENGTH = 64  # arrays longer than this are summarized unless --full
+
+
+def flatten(value):
+    if not isinstance(value, list):
+        return [value]
+    return [leaf for element in value for leaf in flatten(element)]
 
 
 def inspect(pagoda_bin, path, *args):
@@ -28,7 +37,20 @@ def reference_value(field):
 
 @pytest.mark.parametrize("name", ["smollm2", "gemma3"])
 def test_inspect_matches_gguf_reader(pagoda_bin, name):
-    path = model_path(name)
+    compare_with_reader(pagoda_bin, model_path(name))
+
+
+@pytest.mark.parametrize("path", SEEDS, ids=[p.name for p in SEEDS])
+def test_inspect_matches_gguf_reader_on_seeds(pagoda_bin, path):
+    """The fuzz seeds were written by gguf's GGUFWriter: every value type, nested arrays."""
+    compare_with_reader(pagoda_bin, path)
+
+
+def test_seeds_exist():
+    assert len(SEEDS) >= 4, "fuzz/corpus/gguf_fuzz: run tools/make_gguf_fuzz_seeds.py"
+
+
+def compare_with_reader(pagoda_bin, path: pathlib.Path):
     ours = inspect(pagoda_bin, path)
     ref = GGUFReader(path)
 
@@ -43,6 +65,11 @@ def test_inspect_matches_gguf_reader(pagoda_bin, name):
         got = ours["metadata"][key]
         if field.types[0] != GGUFValueType.ARRAY:
             assert got == reference_value(field), key
+            continue
+        if field.types[1] == GGUFValueType.ARRAY:
+            # GGUFReader.contents() flattens nested arrays: compare the leaves (the nesting
+            # itself is checked by tests/loader/gguf_test.cpp).
+            assert flatten(got) == field.contents(), key
             continue
         length = len(field.data)
         if length > SUMMARY_LENGTH:

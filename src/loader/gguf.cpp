@@ -99,6 +99,9 @@ std::shared_ptr<GgufArray> read_array(Reader& in, const std::string& key, int de
   auto array = std::make_shared<GgufArray>();
   array->element_type = static_cast<GgufType>(raw_type);
   const uint64_t count = in.read<uint64_t>("array length");
+  if (count > kGgufMaxArrayLength) {
+    fail("key ", key, ": array of ", count, " values is longer than the limit of ", kGgufMaxArrayLength);
+  }
   if (count > in.remaining() / min_value_bytes(array->element_type)) {
     fail("key ", key, ": array of ", count, " ", gguf_type_name(array->element_type),
          " values exceeds the ", in.remaining(), " bytes left in the file");

@@ -43,6 +43,9 @@ enum class GgufType : uint32_t {
 // one level; anything deeper is hostile).
 inline constexpr int kGgufMaxArrayDepth = 8;
 inline constexpr int kGgufMaxDims = 4;
+// Elements of one array. Each parsed element takes ~50 bytes of memory for as little as
+// one in the file; the largest real arrays (vocabularies, merges) hold well under 2^20.
+inline constexpr uint64_t kGgufMaxArrayLength = uint64_t{1} << 24;
 // general.alignment must be a power of two no larger than this.
 inline constexpr uint64_t kGgufMaxAlignment = uint64_t{1} << 20;
 

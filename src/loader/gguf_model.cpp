@@ -72,6 +72,13 @@ float get_positive_float_or(const GgufFile& file, const std::string& key, float 
   return file.has(key) ? get_positive_float(file, key) : fallback;
 }
 
+// A softcap: 0 (or absent) means none.
+float get_softcap(const GgufFile& file, const std::string& key) {
+  const double v = file.get_float_or(key, 0);
+  if (!(v >= 0) || !std::isfinite(v)) fail("metadata key ", key, ": value ", v, " must be >= 0");
+  return static_cast<float>(v);
+}
+
 int get_token_id(const GgufFile& file, const std::string& key, int vocab_size) {
   const int64_t id = file.get_int(key);
   if (id < 0 || id >= vocab_size) {
@@ -219,8 +226,8 @@ void read_gemma3(const GgufFile& file, const std::string& p, ModelSpec& s) {
   // query_pre_attn_scalar is hidden / heads (HF config; llama.cpp special-cases it too).
   s.query_pre_attn_scalar = s.num_layers == 62 ? static_cast<float>(s.hidden_size / s.num_heads)
                                                : static_cast<float>(s.head_dim);
-  s.final_logit_softcap = get_positive_float_or(file, p + "final_logit_softcapping", 0);
-  s.attn_logit_softcap = get_positive_float_or(file, p + "attn_logit_softcapping", 0);
+  s.final_logit_softcap = get_softcap(file, p + "final_logit_softcapping");
+  s.attn_logit_softcap = get_softcap(file, p + "attn_logit_softcapping");
 }
 
 void read_special_tokens(const GgufFile& file, ModelSpec& s) {
@@ -290,6 +297,9 @@ ModelSpec read_spec(const GgufFile& file, const WeightMap& weights) {
 
 LoadedModel load_gguf_model(std::shared_ptr<GgufFile> file) {
   PAGODA_CHECK(file != nullptr);
+  // The architecture first: a file of another kind should be told so, not that some
+  // tensor of it is unexpected.
+  (void)find_arch(file->get_string("general.architecture"));
   LoadedModel model;
   model.weights = load_weights(file);
   model.spec = read_spec(*file, model.weights);

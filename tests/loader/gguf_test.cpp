@@ -200,7 +200,12 @@ TEST(GgufCorrupt, HugeArrayCount) {
   Bytes b;
   b.put<uint32_t>(test::kU8).put<uint64_t>(uint64_t{1} << 60);
   w.add_raw("arr", test::kArray, b);
-  expect_error(w.bytes(), "arr: array of 1152921504606846976 uint8");
+  expect_error(w.bytes(), "arr: array of 1152921504606846976 values is longer than the limit");
+  GgufWriter fits_limit;  // under the length limit, but more than the bytes left
+  Bytes c;
+  c.put<uint32_t>(test::kU32).put<uint64_t>(1000);
+  fits_limit.add_raw("arr", test::kArray, c);
+  expect_error(fits_limit.bytes(), "arr: array of 1000 uint32 values exceeds the");
 }
 
 TEST(GgufCorrupt, HugeCounts) {

@@ -11,6 +11,9 @@ fields, small sizes), fills its weights from a fixed torch seed with a spread la
 that logits differ clearly, and writes tests/data/hf/<name>-<dtype>/ for dtype fp32 and bf16:
 
     config.json, generation_config.json, model.safetensors   (save_pretrained, safetensors)
+and tests/data/hf/configs.json: config.json cases (real hub layouts, defaults) with what
+transformers' config classes resolve them to, for the config parser's test.
+
     logits.bin    little-endian f32 [tokens, vocab]: logits of every prompt position
     prompt.json   {"ids": [...], "reference": "transformers X torch Y", "command": "..."}
 
@@ -124,6 +127,110 @@ MODELS = {
 }
 
 
+# config.json cases (without weights) whose resolution by transformers' config classes the
+# C++ config parser is checked against: real hub layouts and fields left to their defaults.
+LLAMA31_8B = {"architectures": ["LlamaForCausalLM"], "model_type": "llama", "hidden_size": 4096,
+              "intermediate_size": 14336, "num_hidden_layers": 32, "num_attention_heads": 32,
+              "num_key_value_heads": 8, "vocab_size": 128256, "max_position_embeddings": 131072,
+              "rms_norm_eps": 1e-05, "rope_theta": 500000.0, "hidden_act": "silu",
+              "rope_scaling": {"factor": 8.0, "low_freq_factor": 1.0, "high_freq_factor": 4.0,
+                               "original_max_position_embeddings": 8192, "rope_type": "llama3"},
+              "bos_token_id": 128000, "eos_token_id": [128001, 128008, 128009],
+              "tie_word_embeddings": False, "attention_bias": False, "mlp_bias": False}
+SMOLLM2_135M = {"architectures": ["LlamaForCausalLM"], "model_type": "llama", "hidden_size": 576,
+                "intermediate_size": 1536, "num_hidden_layers": 30, "num_attention_heads": 9,
+                "num_key_value_heads": 3, "vocab_size": 49152, "max_position_embeddings": 8192,
+                "rms_norm_eps": 1e-05, "rope_theta": 100000, "rope_scaling": None,
+                "tie_word_embeddings": True, "bos_token_id": 1, "eos_token_id": 2, "hidden_act": "silu"}
+GEMMA3_270M = {"architectures": ["Gemma3ForCausalLM"], "model_type": "gemma3_text", "hidden_size": 640,
+               "intermediate_size": 2048, "num_hidden_layers": 18, "num_attention_heads": 4,
+               "num_key_value_heads": 1, "head_dim": 256, "vocab_size": 262144,
+               "max_position_embeddings": 32768, "rms_norm_eps": 1e-06, "rope_theta": 1000000.0,
+               "rope_local_base_freq": 10000.0, "rope_scaling": None, "sliding_window": 512,
+               "query_pre_attn_scalar": 256, "hidden_activation": "gelu_pytorch_tanh",
+               "final_logit_softcapping": None, "attn_logit_softcapping": None,
+               "_sliding_window_pattern": 6, "use_bidirectional_attention": False,
+               "layer_types": ["sliding_attention"] * 5 + ["full_attention"] + ["sliding_attention"] * 5
+               + ["full_attention"] + ["sliding_attention"] * 5 + ["full_attention"],
+               "bos_token_id": 2, "eos_token_id": 1, "pad_token_id": 0}
+SMALL_ARCH = {"hidden_size": 64, "intermediate_size": 128, "num_hidden_layers": 7,
+              "num_attention_heads": 4, "vocab_size": 512}
+
+
+def _with(base, **changes):
+    d = dict(base, **changes)
+    return {k: v for k, v in d.items() if v is not _DROP}
+
+
+_DROP = object()
+
+CONFIG_CASES = {
+    "llama-3.1-8b": LLAMA31_8B,
+    "smollm2-135m": SMOLLM2_135M,
+    "llama-defaults": dict(SMALL_ARCH, architectures=["LlamaForCausalLM"], model_type="llama"),
+    "llama-linear-v5": dict(SMALL_ARCH, architectures=["LlamaForCausalLM"], model_type="llama",
+                            rope_parameters={"rope_type": "linear", "factor": 2.0, "rope_theta": 20000.0}),
+    "llama3-v5-no-original": dict(SMALL_ARCH, architectures=["LlamaForCausalLM"], model_type="llama",
+                                  max_position_embeddings=4096,
+                                  rope_parameters={"rope_type": "llama3", "factor": 4.0, "rope_theta": 1e5,
+                                                   "low_freq_factor": 2.0, "high_freq_factor": 8.0}),
+    "mistral-defaults": dict(SMALL_ARCH, architectures=["MistralForCausalLM"], model_type="mistral",
+                             num_key_value_heads=2),
+    "mistral-null-window": dict(SMALL_ARCH, architectures=["MistralForCausalLM"], model_type="mistral",
+                                sliding_window=None, rope_theta=1e6, head_dim=32, num_key_value_heads=1),
+    "qwen2.5-0.5b": {"architectures": ["Qwen2ForCausalLM"], "model_type": "qwen2", "hidden_size": 896,
+                     "intermediate_size": 4864, "num_hidden_layers": 24, "num_attention_heads": 14,
+                     "num_key_value_heads": 2, "vocab_size": 151936, "max_position_embeddings": 32768,
+                     "max_window_layers": 21, "rms_norm_eps": 1e-06, "rope_theta": 1000000.0,
+                     "sliding_window": 32768, "use_sliding_window": False, "tie_word_embeddings": True,
+                     "bos_token_id": 151643, "eos_token_id": 151645, "hidden_act": "silu"},
+    "qwen2-sliding": dict(SMALL_ARCH, architectures=["Qwen2ForCausalLM"], model_type="qwen2",
+                          num_key_value_heads=2, use_sliding_window=True, sliding_window=64,
+                          max_window_layers=3),
+    "qwen3-defaults": dict(SMALL_ARCH, architectures=["Qwen3ForCausalLM"], model_type="qwen3",
+                           num_key_value_heads=2),
+    "gemma-3-270m": GEMMA3_270M,
+    "gemma3-pattern": _with(GEMMA3_270M, layer_types=_DROP, _sliding_window_pattern=_DROP,
+                            sliding_window_pattern=3, num_hidden_layers=7),
+    "gemma3-linear": _with(GEMMA3_270M, rope_scaling={"rope_type": "linear", "factor": 8.0},
+                           final_logit_softcapping=30.0, attn_logit_softcapping=50.0),
+    "gemma3-v5-nested": _with(GEMMA3_270M, rope_theta=_DROP, rope_local_base_freq=_DROP, rope_scaling=_DROP,
+                              rope_parameters={"full_attention": {"rope_type": "linear", "factor": 4.0,
+                                                                  "rope_theta": 2e6},
+                                               "sliding_attention": {"rope_type": "default",
+                                                                     "rope_theta": 5e4}}),
+    "gemma3-defaults": dict(SMALL_ARCH, architectures=["Gemma3ForCausalLM"], model_type="gemma3_text"),
+}
+
+
+def resolve(raw):
+    """What transformers makes of a config.json: the fields pagoda's ModelSpec needs."""
+    c = AutoConfig.for_model(raw["model_type"], **{k: v for k, v in raw.items() if k != "model_type"})
+    out = {k: getattr(c, k, None) for k in (
+        "hidden_size", "intermediate_size", "num_hidden_layers", "num_attention_heads",
+        "num_key_value_heads", "vocab_size", "max_position_embeddings", "rms_norm_eps",
+        "tie_word_embeddings", "rope_parameters", "layer_types", "sliding_window",
+        "query_pre_attn_scalar", "final_logit_softcapping", "attn_logit_softcapping",
+        "bos_token_id", "eos_token_id")}
+    out["head_dim"] = getattr(c, "head_dim", None) or c.hidden_size // c.num_attention_heads
+    out["activation"] = c.hidden_activation if c.model_type == "gemma3_text" else c.hidden_act
+    if c.model_type == "mistral":
+        out["layer_types"] = None  # MistralModel windows every layer when sliding_window is set
+    return json.loads(json.dumps(out))
+
+
+def write_config_cases(folders):
+    cases = [{"name": name, "config": raw, "resolved": resolve(raw)} for name, raw in CONFIG_CASES.items()]
+    for folder in folders:
+        with open(os.path.join(folder, "config.json")) as f:
+            raw = json.load(f)
+        cases.append({"name": os.path.basename(folder), "config": raw, "resolved": resolve(raw)})
+    with open(os.path.join(OUT, "configs.json"), "w") as f:
+        json.dump({"reference": f"transformers {transformers.__version__}", "command": COMMAND,
+                   "cases": cases}, f, indent=1)
+        f.write("\n")
+
+
 def randomize(model, gemma, seed):
     g = torch.Generator().manual_seed(seed)
     with torch.no_grad():
@@ -160,6 +267,7 @@ def legacy_config(path, arch):
 def main():
     names = sys.argv[1:] or list(MODELS)
     torch.manual_seed(0)
+    folders = []
     reference = f"transformers {transformers.__version__} torch {torch.__version__}"
     for index, name in enumerate(MODELS):
         cfg, gen, legacy = MODELS[name]()
@@ -174,6 +282,7 @@ def main():
         model.generation_config = GenerationConfig(**gen)
         for dtype_name, dtype in (("fp32", torch.float32), ("bf16", torch.bfloat16)):
             folder = os.path.join(OUT, f"{name}-{dtype_name}")
+            folders.append(folder)
             shutil.rmtree(folder, ignore_errors=True)
             model.to(dtype).save_pretrained(folder, safe_serialization=True)
             model.to(torch.float32)
@@ -203,6 +312,8 @@ def main():
             print(f"{name}-{dtype_name}: {size / 1024:.0f} KiB, logits std {logits.std():.2f} "
                   f"min {logits.min():.1f} max {logits.max():.1f}, "
                   f"top-1 distinct {len(set(logits.argmax(-1).tolist()))}")
+    if len(names) == len(MODELS):
+        write_config_cases(folders)
 
 
 if __name__ == "__main__":

@@ -96,24 +96,26 @@ struct ArchDefaults {
   float rope_theta;
   bool tie_word_embeddings;
   std::optional<int> sliding_window;  // the class default when the field is absent
+  int bos_token_id;                   // class defaults when absent (-1: none)
+  int eos_token_id;
 };
 
 // Defaults of transformers 5's config classes (configuration_<model>.py).
 std::optional<ArchDefaults> arch_defaults(const std::string& architecture) {
   if (architecture == "LlamaForCausalLM") {
-    return ArchDefaults{Arch::Llama, "llama", std::nullopt, std::nullopt, 2048, 1e-6f, 10000.0f, false, std::nullopt};
+    return ArchDefaults{Arch::Llama, "llama", std::nullopt, std::nullopt, 2048, 1e-6f, 10000.0f, false, std::nullopt, 1, 2};
   }
   if (architecture == "MistralForCausalLM") {
-    return ArchDefaults{Arch::Mistral, "mistral", 8, std::nullopt, 4096 * 32, 1e-6f, 10000.0f, false, 4096};
+    return ArchDefaults{Arch::Mistral, "mistral", 8, std::nullopt, 4096 * 32, 1e-6f, 10000.0f, false, 4096, 1, 2};
   }
   if (architecture == "Qwen2ForCausalLM") {
-    return ArchDefaults{Arch::Qwen2, "qwen2", 32, std::nullopt, 32768, 1e-6f, 10000.0f, false, 4096};
+    return ArchDefaults{Arch::Qwen2, "qwen2", 32, std::nullopt, 32768, 1e-6f, 10000.0f, false, 4096, -1, -1};
   }
   if (architecture == "Qwen3ForCausalLM") {
-    return ArchDefaults{Arch::Qwen3, "qwen3", 32, 128, 32768, 1e-6f, 10000.0f, false, 4096};
+    return ArchDefaults{Arch::Qwen3, "qwen3", 32, 128, 32768, 1e-6f, 10000.0f, false, 4096, -1, -1};
   }
   if (architecture == "Gemma3ForCausalLM") {
-    return ArchDefaults{Arch::Gemma3, "gemma3", 4, 256, 131072, 1e-6f, 1000000.0f, true, 4096};
+    return ArchDefaults{Arch::Gemma3, "gemma3", 4, 256, 131072, 1e-6f, 1000000.0f, true, 4096, 2, 1};
   }
   return std::nullopt;
 }
@@ -276,7 +278,9 @@ void parse_sliding(ModelSpec& spec, const Fields& f, const ArchDefaults& default
   }
   spec.sliding_window = window;
 
-  if (const json* types = f.get("layer_types")) {
+  if (spec.arch == Arch::Mistral) {  // its modeling code windows every layer, whatever layer_types says
+    spec.layer_sliding.assign(static_cast<size_t>(spec.num_layers), true);
+  } else if (const json* types = f.get("layer_types")) {
     if (!types->is_array() || types->size() != static_cast<size_t>(spec.num_layers)) {
       fail(f.where(), ": layer_types must be a list of ", spec.num_layers, " layer types");
     }
@@ -292,8 +296,6 @@ void parse_sliding(ModelSpec& spec, const Fields& f, const ArchDefaults& default
     const int pattern = f.has("sliding_window_pattern") ? f.integer("sliding_window_pattern")
                                                         : f.integer("_sliding_window_pattern", 6);
     for (int i = 0; i < spec.num_layers; ++i) spec.layer_sliding[static_cast<size_t>(i)] = (i + 1) % pattern != 0;
-  } else if (spec.arch == Arch::Mistral) {
-    spec.layer_sliding.assign(static_cast<size_t>(spec.num_layers), true);
   } else {  // Qwen: the layers from max_window_layers on
     const int first = f.integer("max_window_layers", 28, 0);
     for (int i = first; i < spec.num_layers; ++i) spec.layer_sliding[static_cast<size_t>(i)] = true;
@@ -326,7 +328,10 @@ ModelSpec parse_hf_config(const json& config, const json* generation) {
   spec.intermediate_size = f.integer("intermediate_size");
   spec.num_layers = f.integer("num_hidden_layers");
   spec.num_heads = f.integer("num_attention_heads");
-  spec.num_kv_heads = f.integer("num_key_value_heads", defaults->num_kv_heads.value_or(spec.num_heads));
+  // An explicit null means "as many as the attention heads"; absent takes the class default.
+  spec.num_kv_heads = f.integer("num_key_value_heads", f.present("num_key_value_heads")
+                                                           ? spec.num_heads
+                                                           : defaults->num_kv_heads.value_or(spec.num_heads));
   if (spec.num_heads % spec.num_kv_heads != 0) {
     fail("config.json: num_attention_heads ", spec.num_heads, " is not a multiple of num_key_value_heads ",
          spec.num_kv_heads);
@@ -374,6 +379,8 @@ ModelSpec parse_hf_config(const json& config, const json* generation) {
   }
   parse_sliding(spec, f, *defaults);
 
+  if (!f.present("bos_token_id")) spec.bos_token_id = defaults->bos_token_id;
+  if (!f.present("eos_token_id") && defaults->eos_token_id >= 0) spec.eos_token_ids = {defaults->eos_token_id};
   parse_special_ids(spec, config, "config.json");
   if (generation != nullptr) parse_special_ids(spec, *generation, "generation_config.json");
   return spec;

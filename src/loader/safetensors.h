@@ -38,7 +38,7 @@ class SafetensorsFile {
   // Parses bytes the caller keeps alive (tests, fuzzing). Throws Error.
   static std::unique_ptr<SafetensorsFile> parse(std::span<const uint8_t> bytes);
 
-  // In header order.
+  // Sorted by name.
   [[nodiscard]] const std::vector<SafetensorsTensorInfo>& tensors() const { return tensors_; }
   [[nodiscard]] const SafetensorsTensorInfo* find(std::string_view name) const;
   // A view of the tensor's bytes (valid while this object lives).

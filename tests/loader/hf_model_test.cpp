@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstring>
 #include <functional>
+#include <iterator>
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -208,6 +209,29 @@ TEST_F(HfModelBroken, TiedIgnoresStoredLmHead) {
 TEST_F(HfModelBroken, ArchWithoutQkNorm) {
   copy_with("qwen3-fp32", [](json& c) { c["architectures"] = {"LlamaForCausalLM"}; });
   EXPECT_NE(error().find("self_attn.k_norm.weight is not part of a llama model"), std::string::npos) << error();
+}
+
+// The format does not promise aligned data: one extra header byte shifts every tensor.
+TEST_F(HfModelBroken, MisalignedDataIsCopiedAligned) {
+  copy_with("llama3-fp32", [](json&) {});
+  std::ifstream in(dir_ / "model.safetensors", std::ios::binary);
+  std::vector<char> bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  in.close();
+  uint64_t len = 0;
+  std::memcpy(&len, bytes.data(), 8);
+  ++len;
+  std::memcpy(bytes.data(), &len, 8);
+  bytes.insert(bytes.begin() + static_cast<ptrdiff_t>(7 + len), ' ');
+  std::ofstream(dir_ / "model.safetensors", std::ios::binary).write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+
+  const LoadedModel model = load_hf_model(dir_.string());
+  const LoadedModel reference = load_hf_model(std::string(PAGODA_TEST_DATA) + "/hf/llama3-fp32");
+  for (const auto& [name, w] : model.weights.all()) {
+    EXPECT_EQ(reinterpret_cast<uintptr_t>(w.raw()) % 4, 0u) << name;
+    const Tensor& r = reference.weights.get(name);
+    ASSERT_EQ(w.nbytes(), r.nbytes());
+    EXPECT_EQ(std::memcmp(w.raw(), r.raw(), r.nbytes()), 0) << name;
+  }
 }
 
 TEST_F(HfModelBroken, MissingConfig) {

@@ -24,7 +24,10 @@ std::vector<uint8_t> file_bytes(const std::string& header, const std::vector<uin
   if (!data.empty()) std::memcpy(out.data() + 8 + header.size(), data.data(), data.size());
   return out;
 }
-std::vector<uint8_t> file_bytes(const std::string& header, const std::vector<uint8_t>& data) {
+// Pads the header with spaces to a multiple of 8 bytes, as the reference writer does, so
+// that the data is aligned.
+std::vector<uint8_t> file_bytes(std::string header, const std::vector<uint8_t>& data) {
+  header.resize((header.size() + 7) / 8 * 8, ' ');
   return file_bytes(header, data, header.size());
 }
 
@@ -73,7 +76,7 @@ TEST(Safetensors, ParsesValidFile) {
   EXPECT_EQ(a->dtype, DType::F32);
   EXPECT_EQ(a->shape, (Shape{2, 3}));
   const Tensor ta = file->tensor(*a);
-  EXPECT_EQ(ta.raw(), bytes.data() + 8 + std::strlen(kHeader));  // a view, not a copy
+  EXPECT_EQ(ta.raw(), bytes.data() + 8 + (std::strlen(kHeader) + 7) / 8 * 8);  // a view, not a copy
   EXPECT_EQ(ta.data<float>()[5], 6.5f);
   const Tensor tb = file->tensor(*file->find("b"));
   EXPECT_EQ(tb.dtype(), DType::BF16);
@@ -89,7 +92,8 @@ TEST(Safetensors, HeaderMayBePaddedWithSpaces) {
 TEST(Safetensors, EmptyAndScalarTensors) {
   const std::string header =
       R"({"e":{"dtype":"F16","shape":[0,5],"data_offsets":[0,0]},"s":{"dtype":"F32","shape":[],"data_offsets":[0,4]}})";
-  const auto file = SafetensorsFile::parse(file_bytes(header, floats({7})));
+  const std::vector<uint8_t> bytes = file_bytes(header, floats({7}));  // must outlive the views
+  const auto file = SafetensorsFile::parse(bytes);
   EXPECT_EQ(file->find("e")->nbytes, 0u);
   EXPECT_EQ(file->tensor(*file->find("s")).data<float>()[0], 7.0f);
 }

@@ -22,6 +22,14 @@ void require_f32(const Tensor& t, const char* op, const char* what) {
   if (t.dtype() != DType::F32) fail(op, ": ", what, " must be F32, not ", dtype_name(t.dtype()));
 }
 
+// A 2-d weight's rows must be whole blocks, or rows could not be addressed.
+void require_whole_blocks(const Tensor& w, const char* op) {
+  const int block = dtype_info(w.dtype()).block_size;
+  if (w.dim(1) % block != 0) {
+    fail(op, ": rows of ", w.dim(1), " elements are not whole ", dtype_name(w.dtype()), " blocks of ", block);
+  }
+}
+
 void require_same(const Tensor& a, const Tensor& b, const char* op) {
   if (a.numel() != b.numel()) {
     fail(op, ": shapes ", shape_string(a.shape()), " and ", shape_string(b.shape()), " differ in size");
@@ -44,6 +52,8 @@ class CpuBackend final : public Backend {
   void embedding(const Tensor& table, const int32_t* ids, int n, Tensor& out) override {
     require_f32(out, "embedding", "out");
     if (table.ndim() != 2) fail("embedding: table must be 2-d, got ", shape_string(table.shape()));
+    if (table.dtype() == DType::I32) fail("embedding: I32 tables are not supported");
+    require_whole_blocks(table, "embedding");
     const int64_t vocab = table.dim(0), dim = table.dim(1);
     if (out.numel() != static_cast<int64_t>(n) * dim) {
       fail("embedding: out ", shape_string(out.shape()), " does not hold ", n, " rows of ", dim);
@@ -91,6 +101,7 @@ class CpuBackend final : public Backend {
       fail("matmul: out ", shape_string(out.shape()), " is not [", n, ", ", m, "]");
     }
     if (w.dtype() == DType::I32) fail("matmul: I32 weights are not supported");
+    require_whole_blocks(w, "matmul");
     PAGODA_CHECK(out.raw() != x.raw());
     cpu::matmul(pool_, kernels_, x.data<float>(), n, k, w.raw(), w.dtype(), m, out.data<float>());
   }

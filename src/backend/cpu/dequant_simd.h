@@ -7,7 +7,8 @@
 //   load_u8/load_i8(p)   kLanes bytes widened to int32
 //   bit_lanes(x, base)   lane l = (x >> (base + l)) & 1
 //   srl, shl, and_, or_, xor_, sub (with an int), or_ (two vectors)
-//   to_f, set1, mul, add, sub_f, store, and f16_row/bf16_row for plain half rows.
+//   to_f, set1, mul, add, sub_f, store, and f16_row/bf16_row for plain half rows;
+//   zero, load, fma, hsum for the fused dot product.
 // Included inside an anonymous namespace by design: each ISA gets its own copy.
 #pragma once
 
@@ -33,29 +34,29 @@ inline uint32_t simd_load_u32(const uint8_t* p) {
   return v;
 }
 
-template <class V>
-void simd_q4_0(const uint8_t* b, float* y) {
+template <class V, class Out>
+void simd_q4_0(const uint8_t* b, Out&& out) {
   const auto d = V::set1(simd_load_f16(b));
   for (int j = 0; j < 16; j += V::kLanes) {
     const auto q = V::load_u8(b + 2 + j);
-    V::store(y + j, V::mul(d, V::to_f(V::sub(V::and_(q, 0x0f), 8))));
-    V::store(y + 16 + j, V::mul(d, V::to_f(V::sub(V::srl(q, 4), 8))));
+    out(j, V::mul(d, V::to_f(V::sub(V::and_(q, 0x0f), 8))));
+    out(16 + j, V::mul(d, V::to_f(V::sub(V::srl(q, 4), 8))));
   }
 }
 
-template <class V>
-void simd_q4_1(const uint8_t* b, float* y) {
+template <class V, class Out>
+void simd_q4_1(const uint8_t* b, Out&& out) {
   const auto d = V::set1(simd_load_f16(b));
   const auto m = V::set1(simd_load_f16(b + 2));
   for (int j = 0; j < 16; j += V::kLanes) {
     const auto q = V::load_u8(b + 4 + j);
-    V::store(y + j, V::add(V::mul(d, V::to_f(V::and_(q, 0x0f))), m));
-    V::store(y + 16 + j, V::add(V::mul(d, V::to_f(V::srl(q, 4))), m));
+    out(j, V::add(V::mul(d, V::to_f(V::and_(q, 0x0f))), m));
+    out(16 + j, V::add(V::mul(d, V::to_f(V::srl(q, 4))), m));
   }
 }
 
-template <class V, bool kHasMin>
-void simd_q5(const uint8_t* b, float* y) {
+template <class V, bool kHasMin, class Out>
+void simd_q5(const uint8_t* b, Out&& out) {
   const auto d = V::set1(simd_load_f16(b));
   const auto m = V::set1(kHasMin ? simd_load_f16(b + 2) : 0.0f);
   const uint32_t qh = simd_load_u32(b + (kHasMin ? 4 : 2));
@@ -65,23 +66,23 @@ void simd_q5(const uint8_t* b, float* y) {
     const auto lo = V::or_(V::and_(q, 0x0f), V::shl(V::bit_lanes(qh, j), 4));
     const auto hi = V::or_(V::srl(q, 4), V::shl(V::bit_lanes(qh, j + 16), 4));
     if constexpr (kHasMin) {
-      V::store(y + j, V::add(V::mul(d, V::to_f(lo)), m));
-      V::store(y + 16 + j, V::add(V::mul(d, V::to_f(hi)), m));
+      out(j, V::add(V::mul(d, V::to_f(lo)), m));
+      out(16 + j, V::add(V::mul(d, V::to_f(hi)), m));
     } else {
-      V::store(y + j, V::mul(d, V::to_f(V::sub(lo, 16))));
-      V::store(y + 16 + j, V::mul(d, V::to_f(V::sub(hi, 16))));
+      out(j, V::mul(d, V::to_f(V::sub(lo, 16))));
+      out(16 + j, V::mul(d, V::to_f(V::sub(hi, 16))));
     }
   }
 }
 
-template <class V>
-void simd_q8_0(const uint8_t* b, float* y) {
+template <class V, class Out>
+void simd_q8_0(const uint8_t* b, Out&& out) {
   const auto d = V::set1(simd_load_f16(b));
-  for (int j = 0; j < 32; j += V::kLanes) V::store(y + j, V::mul(V::to_f(V::load_i8(b + 2 + j)), d));
+  for (int j = 0; j < 32; j += V::kLanes) out(j, V::mul(V::to_f(V::load_i8(b + 2 + j)), d));
 }
 
-template <class V>
-void simd_q2_k(const uint8_t* b, float* y) {
+template <class V, class Out>
+void simd_q2_k(const uint8_t* b, Out&& out) {
   const uint8_t* scales = b;
   const uint8_t* qs = b + 16;
   const float d = simd_load_f16(b + 80);
@@ -92,12 +93,12 @@ void simd_q2_k(const uint8_t* b, float* y) {
     const auto dl = V::set1(d * static_cast<float>(sc & 0x0f));
     const auto ml = V::set1(dmin * static_cast<float>(sc >> 4));
     const auto q = V::and_(V::srl(V::load_u8(qs + 32 * h + l), 2 * s), 3);
-    V::store(y + e, V::sub_f(V::mul(dl, V::to_f(q)), ml));
+    out(e, V::sub_f(V::mul(dl, V::to_f(q)), ml));
   }
 }
 
-template <class V>
-void simd_q3_k(const uint8_t* b, float* y) {
+template <class V, class Out>
+void simd_q3_k(const uint8_t* b, Out&& out) {
   const uint8_t* hmask = b;
   const uint8_t* qs = b + 32;
   const uint8_t* scales = b + 96;
@@ -109,7 +110,7 @@ void simd_q3_k(const uint8_t* b, float* y) {
     const auto dl = V::set1(d * static_cast<float>((lo | (hi << 4)) - 32));
     const auto low = V::and_(V::srl(V::load_u8(qs + 32 * h + l), 2 * s), 3);
     const auto missing = V::xor_(V::and_(V::srl(V::load_u8(hmask + l), e / 32), 1), 1);
-    V::store(y + e, V::mul(dl, V::to_f(V::sub(low, V::shl(missing, 2)))));
+    out(e, V::mul(dl, V::to_f(V::sub(low, V::shl(missing, 2)))));
   }
 }
 
@@ -123,8 +124,8 @@ inline void simd_k_scale_min(const uint8_t* s, int j, int& sc, int& mn) {
   }
 }
 
-template <class V, bool kFifthBit>
-void simd_q45_k(const uint8_t* b, float* y) {
+template <class V, bool kFifthBit, class Out>
+void simd_q45_k(const uint8_t* b, Out&& out) {
   const float d = simd_load_f16(b);
   const float dmin = simd_load_f16(b + 2);
   const uint8_t* scales = b + 4;
@@ -139,13 +140,13 @@ void simd_q45_k(const uint8_t* b, float* y) {
     for (int l = 0; l < 32; l += V::kLanes) {
       auto q = V::and_(V::srl(V::load_u8(qs + 32 * c + l), 4 * h), 0x0f);
       if constexpr (kFifthBit) q = V::or_(q, V::shl(V::and_(V::srl(V::load_u8(qh + l), j), 1), 4));
-      V::store(y + 32 * j + l, V::sub_f(V::mul(dj, V::to_f(q)), mj));
+      out(32 * j + l, V::sub_f(V::mul(dj, V::to_f(q)), mj));
     }
   }
 }
 
-template <class V>
-void simd_q6_k(const uint8_t* b, float* y) {
+template <class V, class Out>
+void simd_q6_k(const uint8_t* b, Out&& out) {
   const uint8_t* ql = b;
   const uint8_t* qh = b + 128;
   const auto* scales = reinterpret_cast<const int8_t*>(b + 192);
@@ -155,31 +156,57 @@ void simd_q6_k(const uint8_t* b, float* y) {
     const auto dl = V::set1(d * static_cast<float>(scales[e / 16]));
     const auto low = V::and_(V::srl(V::load_u8(ql + 64 * h + 32 * (s % 2) + l), 4 * (s / 2)), 0x0f);
     const auto high = V::and_(V::srl(V::load_u8(qh + 32 * h + l), 2 * s), 3);
-    V::store(y + e, V::mul(dl, V::to_f(V::sub(V::or_(low, V::shl(high, 4)), 32))));
+    out(e, V::mul(dl, V::to_f(V::sub(V::or_(low, V::shl(high, 4)), 32))));
+  }
+}
+
+// Calls visit(e, value) for each kLanes-wide chunk of n elements of a block-quantized type,
+// e being the chunk's first element. Returns false for a type without blocks.
+template <class V, class Visit>
+bool simd_visit_blocks(DType type, const uint8_t* p, int64_t n, Visit&& visit) {
+  const DTypeInfo& info = dtype_info(type);
+  const int64_t num_blocks = n / info.block_size;
+  auto each = [&](auto block_fn) {
+    for (int64_t i = 0; i < num_blocks; ++i) {
+      const int64_t base = i * info.block_size;
+      block_fn(p + i * info.block_bytes, [&](int off, typename V::F v) { visit(base + off, v); });
+    }
+  };
+  switch (type) {
+    case DType::Q4_0: each([](const uint8_t* b, auto&& o) { simd_q4_0<V>(b, o); }); return true;
+    case DType::Q4_1: each([](const uint8_t* b, auto&& o) { simd_q4_1<V>(b, o); }); return true;
+    case DType::Q5_0: each([](const uint8_t* b, auto&& o) { simd_q5<V, false>(b, o); }); return true;
+    case DType::Q5_1: each([](const uint8_t* b, auto&& o) { simd_q5<V, true>(b, o); }); return true;
+    case DType::Q8_0: each([](const uint8_t* b, auto&& o) { simd_q8_0<V>(b, o); }); return true;
+    case DType::Q2_K: each([](const uint8_t* b, auto&& o) { simd_q2_k<V>(b, o); }); return true;
+    case DType::Q3_K: each([](const uint8_t* b, auto&& o) { simd_q3_k<V>(b, o); }); return true;
+    case DType::Q4_K: each([](const uint8_t* b, auto&& o) { simd_q45_k<V, false>(b, o); }); return true;
+    case DType::Q5_K: each([](const uint8_t* b, auto&& o) { simd_q45_k<V, true>(b, o); }); return true;
+    case DType::Q6_K: each([](const uint8_t* b, auto&& o) { simd_q6_k<V>(b, o); }); return true;
+    default: return false;
   }
 }
 
 template <class V>
 void simd_dequant_row(DType type, const void* src, float* dst, int64_t n) {
   const auto* p = static_cast<const uint8_t*>(src);
-  void (*block)(const uint8_t*, float*) = nullptr;
-  switch (type) {
-    case DType::F16: V::f16_row(p, dst, n); return;
-    case DType::BF16: V::bf16_row(p, dst, n); return;
-    case DType::Q4_0: block = simd_q4_0<V>; break;
-    case DType::Q4_1: block = simd_q4_1<V>; break;
-    case DType::Q5_0: block = simd_q5<V, false>; break;
-    case DType::Q5_1: block = simd_q5<V, true>; break;
-    case DType::Q8_0: block = simd_q8_0<V>; break;
-    case DType::Q2_K: block = simd_q2_k<V>; break;
-    case DType::Q3_K: block = simd_q3_k<V>; break;
-    case DType::Q4_K: block = simd_q45_k<V, false>; break;
-    case DType::Q5_K: block = simd_q45_k<V, true>; break;
-    case DType::Q6_K: block = simd_q6_k<V>; break;
-    default: dequantize_row(type, src, dst, n); return;  // F32 copy, or its error
-  }
-  const DTypeInfo& info = dtype_info(type);
-  for (int64_t i = 0; i < n / info.block_size; ++i) block(p + i * info.block_bytes, dst + i * info.block_size);
+  if (type == DType::F16) return V::f16_row(p, dst, n);
+  if (type == DType::BF16) return V::bf16_row(p, dst, n);
+  const bool done = simd_visit_blocks<V>(type, p, n, [&](int64_t e, typename V::F v) { V::store(dst + e, v); });
+  if (!done) dequantize_row(type, src, dst, n);  // F32 copy, or its error
+}
+
+// out[i * ldo] = dot(x[i * k ..], w_row) for i < NX, for a block-quantized w_row of k
+// elements: each chunk is dequantized in registers and meets all NX activation rows.
+template <class V, int NX>
+bool simd_dot_quant_row(DType type, const void* w_row, const float* x, int64_t k, float* out, int64_t ldo) {
+  typename V::F acc[NX];
+  for (auto& a : acc) a = V::zero();
+  const bool done = simd_visit_blocks<V>(type, static_cast<const uint8_t*>(w_row), k, [&](int64_t e, typename V::F v) {
+    for (int i = 0; i < NX; ++i) acc[i] = V::fma(v, V::load(x + i * k + e), acc[i]);
+  });
+  for (int i = 0; i < NX; ++i) out[i * ldo] = V::hsum(acc[i]);
+  return done;
 }
 
 }  // namespace

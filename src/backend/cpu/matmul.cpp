@@ -12,6 +12,9 @@ namespace {
 // Activation rows per task when a batch is split across threads as well: large enough
 // that re-dequantizing a weight tile per chunk costs little next to its dot products.
 constexpr int64_t kMinRowsPerChunk = 16;
+// Up to this many activation rows, quantized weights are dequantized in registers and
+// consumed at once; beyond, a dequantized tile in a buffer is reused for every row.
+constexpr int64_t kMaxFusedRows = 4;
 
 }  // namespace
 
@@ -44,6 +47,13 @@ void matmul(ThreadPool& pool, const VecDotKernels& kernels, const float* x, int6
       if (rows <= 0) continue;
       const int64_t j0 = tile * kTileRows;
       const int nw = static_cast<int>(std::min<int64_t>(kTileRows, m - j0));
+      if (info.quantized && n <= kMaxFusedRows) {
+        for (int j = 0; j < nw; ++j) {
+          kernels.dot_quant_rows(w_type, w_bytes + static_cast<size_t>(j0 + j) * w_row_bytes, x + row0 * k,
+                                 static_cast<int>(rows), k, out + row0 * m + j0 + j, m);
+        }
+        continue;
+      }
       const float* tile_w;
       if (w_type == DType::F32) {
         tile_w = reinterpret_cast<const float*>(w_bytes + static_cast<size_t>(j0) * w_row_bytes);

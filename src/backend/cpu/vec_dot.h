@@ -17,6 +17,10 @@ struct VecDotKernels {
   // out[i * ldo + j] = sum_c x[i * k + c] * w[j * k + c] for i < nx, j < nw; nw <= kTileRows.
   void (*dot_tile)(const float* x, int nx, const float* w, int nw, int64_t k, float* out,
                    int64_t ldo);
+  // out[i * ldo] = dot(x[i * k ..], w_row) for i < nx, w_row a block-quantized row of k
+  // elements dequantized block by block into registers: the small-batch (decode) path.
+  void (*dot_quant_rows)(DType type, const void* w_row, const float* x, int nx, int64_t k, float* out,
+                         int64_t ldo);
 };
 
 // Weight rows per dot_tile call: the rows a tile dequantizes once and reuses for all

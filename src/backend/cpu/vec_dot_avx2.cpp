@@ -8,6 +8,13 @@
 namespace pagoda::cpu {
 namespace {
 
+float hsum(__m256 v) {
+  __m128 s = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
+  s = _mm_add_ps(s, _mm_movehl_ps(s, s));
+  s = _mm_add_ss(s, _mm_movehdup_ps(s));
+  return _mm_cvtss_f32(s);
+}
+
 struct V256 {
   static constexpr int kLanes = 8;
   using I = __m256i;
@@ -30,6 +37,10 @@ struct V256 {
   static F mul(F a, F b) { return _mm256_mul_ps(a, b); }
   static F add(F a, F b) { return _mm256_add_ps(a, b); }
   static F sub_f(F a, F b) { return _mm256_sub_ps(a, b); }
+  static F zero() { return _mm256_setzero_ps(); }
+  static F load(const float* p) { return _mm256_loadu_ps(p); }
+  static F fma(F a, F b, F c) { return _mm256_fmadd_ps(a, b, c); }
+  static float hsum(F v) { return cpu::hsum(v); }
   static void store(float* p, F v) { _mm256_storeu_ps(p, v); }
   static void f16_row(const uint8_t* p, float* y, int64_t n) {
     int64_t i = 0;
@@ -56,12 +67,6 @@ struct V256 {
 namespace pagoda::cpu {
 namespace {
 
-float hsum(__m256 v) {
-  __m128 s = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
-  s = _mm_add_ps(s, _mm_movehl_ps(s, s));
-  s = _mm_add_ss(s, _mm_movehdup_ps(s));
-  return _mm_cvtss_f32(s);
-}
 
 // An NX x NW block of dot products (NX * NW accumulators fit the 16 ymm registers).
 template <int NX, int NW>
@@ -107,10 +112,23 @@ void dot_tile(const float* x, int nx, const float* w, int nw, int64_t k, float* 
   if (i < nx) pick<1>(nw)(x + i * k, w, k, out + i * ldo, ldo);
 }
 
+// Activation rows are taken four at a time; a fifth accumulator set would spill on AVX2.
+void dot_quant_rows(DType type, const void* w_row, const float* x, int nx, int64_t k, float* out, int64_t ldo) {
+  using V = V256;
+  int i = 0;
+  for (; i + 4 <= nx; i += 4) simd_dot_quant_row<V, 4>(type, w_row, x + i * k, k, out + i * ldo, ldo);
+  switch (nx - i) {
+    case 1: simd_dot_quant_row<V, 1>(type, w_row, x + i * k, k, out + i * ldo, ldo); break;
+    case 2: simd_dot_quant_row<V, 2>(type, w_row, x + i * k, k, out + i * ldo, ldo); break;
+    case 3: simd_dot_quant_row<V, 3>(type, w_row, x + i * k, k, out + i * ldo, ldo); break;
+    default: break;
+  }
+}
+
 }  // namespace
 
 const VecDotKernels& avx2_kernels() {
-  static const VecDotKernels kernels{"avx2", simd_dequant_row<V256>, dot_tile};
+  static const VecDotKernels kernels{"avx2", simd_dequant_row<V256>, dot_tile, dot_quant_rows};
   return kernels;
 }
 

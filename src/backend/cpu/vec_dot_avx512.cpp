@@ -12,6 +12,16 @@
 namespace pagoda::cpu {
 namespace {
 
+float hsum(__m512 v) {
+  const __m256 lo = _mm512_castps512_ps256(v);
+  const __m256 hi = _mm512_castps512_ps256(_mm512_shuffle_f32x4(v, v, 0xee));
+  const __m256 s8 = _mm256_add_ps(lo, hi);
+  __m128 s = _mm_add_ps(_mm256_castps256_ps128(s8), _mm256_extractf128_ps(s8, 1));
+  s = _mm_add_ps(s, _mm_movehl_ps(s, s));
+  s = _mm_add_ss(s, _mm_movehdup_ps(s));
+  return _mm_cvtss_f32(s);
+}
+
 struct V512 {
   static constexpr int kLanes = 16;
   using I = __m512i;
@@ -35,6 +45,10 @@ struct V512 {
   static F mul(F a, F b) { return _mm512_mul_ps(a, b); }
   static F add(F a, F b) { return _mm512_add_ps(a, b); }
   static F sub_f(F a, F b) { return _mm512_sub_ps(a, b); }
+  static F zero() { return _mm512_setzero_ps(); }
+  static F load(const float* p) { return _mm512_loadu_ps(p); }
+  static F fma(F a, F b, F c) { return _mm512_fmadd_ps(a, b, c); }
+  static float hsum(F v) { return cpu::hsum(v); }
   static void store(float* p, F v) { _mm512_storeu_ps(p, v); }
   static void f16_row(const uint8_t* p, float* y, int64_t n) {
     int64_t i = 0;
@@ -61,15 +75,6 @@ struct V512 {
 namespace pagoda::cpu {
 namespace {
 
-float hsum(__m512 v) {
-  const __m256 lo = _mm512_castps512_ps256(v);
-  const __m256 hi = _mm512_castps512_ps256(_mm512_shuffle_f32x4(v, v, 0xee));
-  const __m256 s8 = _mm256_add_ps(lo, hi);
-  __m128 s = _mm_add_ps(_mm256_castps256_ps128(s8), _mm256_extractf128_ps(s8, 1));
-  s = _mm_add_ps(s, _mm_movehl_ps(s, s));
-  s = _mm_add_ss(s, _mm_movehdup_ps(s));
-  return _mm_cvtss_f32(s);
-}
 
 // An NX x NW block of dot products: each loaded x vector meets NW weight vectors.
 template <int NX, int NW>
@@ -124,10 +129,23 @@ void dot_tile(const float* x, int nx, const float* w, int nw, int64_t k, float* 
   tail(x + i * k, w, k, out + i * ldo, ldo);
 }
 
+// Activation rows are taken four at a time; a fifth accumulator set would spill on AVX2.
+void dot_quant_rows(DType type, const void* w_row, const float* x, int nx, int64_t k, float* out, int64_t ldo) {
+  using V = V512;
+  int i = 0;
+  for (; i + 4 <= nx; i += 4) simd_dot_quant_row<V, 4>(type, w_row, x + i * k, k, out + i * ldo, ldo);
+  switch (nx - i) {
+    case 1: simd_dot_quant_row<V, 1>(type, w_row, x + i * k, k, out + i * ldo, ldo); break;
+    case 2: simd_dot_quant_row<V, 2>(type, w_row, x + i * k, k, out + i * ldo, ldo); break;
+    case 3: simd_dot_quant_row<V, 3>(type, w_row, x + i * k, k, out + i * ldo, ldo); break;
+    default: break;
+  }
+}
+
 }  // namespace
 
 const VecDotKernels& avx512_kernels() {
-  static const VecDotKernels kernels{"avx512", simd_dequant_row<V512>, dot_tile};
+  static const VecDotKernels kernels{"avx512", simd_dequant_row<V512>, dot_tile, dot_quant_rows};
   return kernels;
 }
 

@@ -3,6 +3,8 @@
 #include "backend/cpu/dequant.h"
 #include "backend/cpu/vec_dot.h"
 
+#include <vector>
+
 namespace pagoda::cpu {
 
 namespace {
@@ -26,10 +28,17 @@ void dot_tile(const float* x, int nx, const float* w, int nw, int64_t k, float* 
   }
 }
 
+void dot_quant_rows(DType type, const void* w_row, const float* x, int nx, int64_t k, float* out, int64_t ldo) {
+  thread_local std::vector<float> row;
+  row.resize(static_cast<size_t>(k));
+  dequantize_row(type, w_row, row.data(), k);
+  dot_tile(x, nx, row.data(), 1, k, out, ldo);
+}
+
 }  // namespace
 
 const VecDotKernels& portable_kernels() {
-  static const VecDotKernels kernels{"portable", dequantize_row, dot_tile};
+  static const VecDotKernels kernels{"portable", dequantize_row, dot_tile, dot_quant_rows};
   return kernels;
 }
 

@@ -57,7 +57,8 @@ TEST(CpuMatmul, EveryDtypeEveryIsa) {
       for (DType type : test::kWeightTypes) {
         const int64_t block = dtype_info(type).block_size;
         const int64_t k = block == 1 ? 37 : 2 * block;  // odd k exercises the SIMD tails
-        for (const Case& c : {Case{1, k, 9}, Case{5, k, 6}, Case{19, k, 13}}) check_matmul(*backend, type, c, rng);
+        // n <= 4 takes the fused (decode) path for block types, larger n the buffered tiles.
+        for (const Case& c : {Case{1, k, 9}, Case{3, k, 6}, Case{4, k, 5}, Case{5, k, 6}, Case{19, k, 13}}) check_matmul(*backend, type, c, rng);
       }
     }
   }

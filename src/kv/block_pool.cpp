@@ -34,21 +34,22 @@ std::vector<BlockId> BlockPool::get_new_blocks(int n) {
     PAGODA_CHECK(b.ref_cnt == 0);
     evict(b);
     b.ref_cnt = 1;
+    ++b.generation;
     out.push_back(b.id);
   }
   return out;
 }
 
-std::optional<BlockId> BlockPool::get_cached_block(const BlockHash& hash, const BlockHash& parent,
+std::optional<BlockId> BlockPool::get_cached_block(const BlockHash& hash, const BlockRef& parent,
                                                    std::span<const TokenId> tokens,
-                                                   const ExtraKeys& extra) {
+                                                   const ExtraKeys& extra, bool count_collision) {
   const auto it = cached_.find(hash);
   if (it == cached_.end()) return std::nullopt;
   const CachedBlockContent& c = contents_[static_cast<size_t>(it->second)];
   const bool same = c.parent == parent && c.extra == extra &&
                     std::equal(c.tokens.begin(), c.tokens.end(), tokens.begin(), tokens.end());
   if (!same) {
-    ++num_collisions_;
+    if (count_collision) ++num_collisions_;
     return std::nullopt;
   }
   return it->second;

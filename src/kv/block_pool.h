@@ -16,8 +16,10 @@
 namespace pagoda {
 
 // What a cached block was computed from; a hit must match all of it, not just the hash.
+// The parent is the exact block (and generation) that held the previous block's KV, so a
+// chain of hits is verified end to end by induction, never trusting a hash alone.
 struct CachedBlockContent {
-  BlockHash parent;
+  BlockRef parent;  // {kNullBlockId, 0} for a request's first block
   std::vector<TokenId> tokens;
   ExtraKeys extra;
 };
@@ -44,9 +46,10 @@ class BlockPool {
   // The block cached under hash if its content matches exactly; a hash match whose content
   // differs (a collision) counts in num_collisions() and is a miss.
   [[nodiscard]] std::optional<BlockId> get_cached_block(const BlockHash& hash,
-                                                        const BlockHash& parent,
+                                                        const BlockRef& parent,
                                                         std::span<const TokenId> tokens,
-                                                        const ExtraKeys& extra);
+                                                        const ExtraKeys& extra,
+                                                        bool count_collision = true);
 
   // A request starts holding these (prefix hit) blocks: ref count +1, out of the free queue.
   void touch(std::span<const BlockId> ids);
@@ -61,6 +64,7 @@ class BlockPool {
   bool reset_prefix_cache();
 
   [[nodiscard]] const KVBlock& block(BlockId id) const { return blocks_.at(static_cast<size_t>(id)); }
+  [[nodiscard]] BlockRef ref(BlockId id) const { return {id, block(id).generation}; }
   [[nodiscard]] std::vector<BlockId> free_queue() const { return free_.to_vector(); }
   [[nodiscard]] int64_t num_collisions() const { return num_collisions_; }
 

@@ -53,7 +53,7 @@ ComputedBlocks KVCacheManager::get_computed_blocks(const KVRequest& request) {
   const std::vector<BlockHash>& hashes = hashes_upto(rb, request, max_blocks);
   std::vector<BlockId> hit;
   for (size_t i = 0; i < max_blocks; ++i) {
-    const BlockHash& parent = i == 0 ? kNoParentHash : hashes[i - 1];
+    const BlockRef parent = i == 0 ? BlockRef{} : pool_.ref(hit.back());
     const auto id = pool_.get_cached_block(hashes[i], parent, block_tokens(request, i),
                                            request.extra);
     if (!id) break;
@@ -92,7 +92,7 @@ std::optional<KVBlocks> KVCacheManager::allocate_slots(const KVRequest& request,
   if (!new_computed_blocks.empty()) {
     pool_.touch(new_computed_blocks.ids());
     rb.blocks = new_computed_blocks.ids();
-    rb.num_cached_blocks = static_cast<int>(rb.blocks.size());
+    for (const BlockId id : rb.blocks) rb.chain.push_back(pool_.ref(id));
   }
   std::vector<BlockId> fresh = pool_.get_new_blocks(num_new_blocks);
   rb.blocks.insert(rb.blocks.end(), fresh.begin(), fresh.end());
@@ -105,19 +105,25 @@ void KVCacheManager::cache_full_blocks(const KVRequest& request, int num_compute
   if (it == reqs_.end()) return;
   RequestBlocks& rb = it->second;
   const int num_tokens = std::min(num_computed_tokens, static_cast<int>(request.tokens.size()));
-  const int num_full = std::min(num_tokens / block_size_, static_cast<int>(rb.blocks.size()));
-  if (num_full <= rb.num_cached_blocks) return;
-  const std::vector<BlockHash>& hashes = hashes_upto(rb, request, static_cast<size_t>(num_full));
-  for (int i = rb.num_cached_blocks; i < num_full; ++i) {
-    const size_t u = static_cast<size_t>(i);
-    const std::span<const TokenId> tokens = block_tokens(request, u);
-    // A block whose hash another block already caches (two requests computed the same
-    // prefix at once) simply stays uncached.
-    (void)pool_.cache_block(rb.blocks[u], hashes[u],
-                            {u == 0 ? kNoParentHash : hashes[u - 1],
-                             std::vector<TokenId>(tokens.begin(), tokens.end()), request.extra});
+  const size_t num_full = static_cast<size_t>(num_tokens / block_size_);
+  const size_t n = std::min(num_full, rb.blocks.size());
+  if (n <= rb.chain.size()) return;
+  const std::vector<BlockHash>& hashes = hashes_upto(rb, request, n);
+  for (size_t i = rb.chain.size(); i < n; ++i) {
+    const std::span<const TokenId> tokens = block_tokens(request, i);
+    const BlockRef parent = i == 0 ? BlockRef{} : rb.chain[i - 1];
+    if (pool_.cache_block(rb.blocks[i], hashes[i],
+                          {parent, std::vector<TokenId>(tokens.begin(), tokens.end()), request.extra})) {
+      rb.chain.push_back(pool_.ref(rb.blocks[i]));
+      continue;
+    }
+    // The hash is taken. By an equal block (two requests computed the same prefix at
+    // once): later blocks chain to that one, and ours stays uncached. By a collision: ours
+    // stays uncached and its children can never be reached, which is safe.
+    const auto same = pool_.get_cached_block(hashes[i], parent, tokens, request.extra,
+                                             /*count_collision=*/false);
+    rb.chain.push_back(same ? pool_.ref(*same) : pool_.ref(rb.blocks[i]));
   }
-  rb.num_cached_blocks = num_full;
 }
 
 void KVCacheManager::free(const std::string& request_id) {

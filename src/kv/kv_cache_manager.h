@@ -86,7 +86,10 @@ class KVCacheManager {
   struct RequestBlocks {
     std::vector<BlockId> blocks;
     std::vector<BlockHash> hashes;  // of the request's full blocks, computed on demand
-    int num_cached_blocks = 0;      // leading blocks already in the prefix cache
+    // For each leading block already cached: the block the prefix cache holds for it (the
+    // request's own, or an equal one another request cached first). The parent of the
+    // next block to cache.
+    std::vector<BlockRef> chain;
   };
 
   // Hashes of the first n full blocks of the request (n <= tokens / block_size).

@@ -198,6 +198,23 @@ TEST(KVCacheManager, HashCollisionNeverSharesBlocks) {
   EXPECT_EQ(kv.prefix_cache_stats().collisions, 2);
 }
 
+// Found by the scheduler's random walk: with one hash for everything (here the all-zero
+// one, equal to the "no parent" hash), a block of repeated tokens must not be reused at a
+// later position of its own chain. Hits are verified against the exact parent block.
+TEST(KVCacheManager, CollisionCannotReuseABlockAtAnotherPosition) {
+  KVCacheManager kv({11, kBlockSize, true},
+                    [](const BlockHash&, std::span<const TokenId>, const ExtraKeys&) {
+                      return BlockHash{};
+                    });
+  FakeRequest a{"a", std::vector<TokenId>(3 * kBlockSize + 1, 5)};
+  EXPECT_EQ(admit(kv, a), (Ids{1, 2, 3, 4}));
+  EXPECT_EQ(kv.pool().num_cached_blocks(), 1);  // block 1; 2 and 3 lost the hash slot
+  FakeRequest b{"b", a.tokens};
+  const ComputedBlocks hit = kv.get_computed_blocks(b.view());
+  EXPECT_EQ(hit.blocks.ids(), (Ids{1}));  // not {1, 1, 1}
+  EXPECT_EQ(hit.num_computed_tokens, kBlockSize);
+}
+
 TEST(KVCacheManager, ResetPrefixCacheOnlyWhenIdle) {
   KVCacheManager kv = make_manager(11);
   FakeRequest r0{"0", iota_tokens(33)};

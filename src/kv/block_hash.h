@@ -31,9 +31,8 @@ struct ExtraKeys {
 };
 
 // A policy value so tests can inject collisions; production uses keyed_block_hasher().
-using BlockHasher = std::function<BlockHash(const BlockHash& parent,
-                                            std::span<const TokenId> tokens,
-                                            const ExtraKeys& extra)>;
+using BlockHasher = std::function<BlockHash(
+    const BlockHash& parent, std::span<const TokenId> tokens, const ExtraKeys& extra)>;
 
 // Keyed BLAKE2b-256 with a key drawn from std::random_device once per process.
 [[nodiscard]] BlockHasher keyed_block_hasher();

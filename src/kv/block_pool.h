@@ -63,7 +63,9 @@ class BlockPool {
   // Drops every cached hash; refused (false) while any block is in use, as in vLLM.
   bool reset_prefix_cache();
 
-  [[nodiscard]] const KVBlock& block(BlockId id) const { return blocks_.at(static_cast<size_t>(id)); }
+  [[nodiscard]] const KVBlock& block(BlockId id) const {
+    return blocks_.at(static_cast<size_t>(id));
+  }
   [[nodiscard]] BlockRef ref(BlockId id) const { return {id, block(id).generation}; }
   [[nodiscard]] std::vector<BlockId> free_queue() const { return free_.to_vector(); }
   [[nodiscard]] int64_t num_collisions() const { return num_collisions_; }

@@ -6,7 +6,8 @@ namespace pagoda {
 namespace {
 
 const KVCacheConfig& checked(const KVCacheConfig& c) {
-  if (c.num_blocks < 2) fail("kv cache: need at least 2 blocks (one is the null block), got ", c.num_blocks);
+  if (c.num_blocks < 2)
+    fail("kv cache: need at least 2 blocks (one is the null block), got ", c.num_blocks);
   if (c.block_size < 1) fail("kv cache: block_size must be >= 1, got ", c.block_size);
   return c;
 }
@@ -54,8 +55,8 @@ ComputedBlocks KVCacheManager::get_computed_blocks(const KVRequest& request) {
   std::vector<BlockId> hit;
   for (size_t i = 0; i < max_blocks; ++i) {
     const BlockRef parent = i == 0 ? BlockRef{} : pool_.ref(hit.back());
-    const auto id = pool_.get_cached_block(hashes[i], parent, block_tokens(request, i),
-                                           request.extra);
+    const auto id =
+        pool_.get_cached_block(hashes[i], parent, block_tokens(request, i), request.extra);
     if (!id) break;
     hit.push_back(*id);
   }
@@ -66,8 +67,7 @@ ComputedBlocks KVCacheManager::get_computed_blocks(const KVRequest& request) {
   return {KVBlocks(std::move(hit)), num_hit_tokens};
 }
 
-std::optional<KVBlocks> KVCacheManager::allocate_slots(const KVRequest& request,
-                                                       int num_new_tokens,
+std::optional<KVBlocks> KVCacheManager::allocate_slots(const KVRequest& request, int num_new_tokens,
                                                        int num_new_computed_tokens,
                                                        const KVBlocks& new_computed_blocks) {
   PAGODA_CHECK(num_new_tokens > 0);
@@ -78,8 +78,8 @@ std::optional<KVBlocks> KVCacheManager::allocate_slots(const KVRequest& request,
   PAGODA_CHECK(new_computed_blocks.empty() || rb.blocks.empty());
   const int num_computed = request.num_computed_tokens + num_new_computed_tokens;
   const int num_required = cdiv(num_computed + num_new_tokens, block_size_);
-  const int num_new_blocks = std::max(
-      0, num_required - static_cast<int>(rb.blocks.size() + new_computed_blocks.size()));
+  const int num_new_blocks =
+      std::max(0, num_required - static_cast<int>(rb.blocks.size() + new_computed_blocks.size()));
   // Hit blocks nobody holds sit in the free queue; touching them takes them out of it.
   int num_evictable_hits = 0;
   for (const BlockId id : new_computed_blocks.ids()) {
@@ -112,8 +112,9 @@ void KVCacheManager::cache_full_blocks(const KVRequest& request, int num_compute
   for (size_t i = rb.chain.size(); i < n; ++i) {
     const std::span<const TokenId> tokens = block_tokens(request, i);
     const BlockRef parent = i == 0 ? BlockRef{} : rb.chain[i - 1];
-    if (pool_.cache_block(rb.blocks[i], hashes[i],
-                          {parent, std::vector<TokenId>(tokens.begin(), tokens.end()), request.extra})) {
+    if (pool_.cache_block(
+            rb.blocks[i], hashes[i],
+            {parent, std::vector<TokenId>(tokens.begin(), tokens.end()), request.extra})) {
       rb.chain.push_back(pool_.ref(rb.blocks[i]));
       continue;
     }

@@ -18,7 +18,7 @@
 namespace pagoda {
 
 struct KVCacheConfig {
-  int num_blocks = 0;  // including the null block
+  int num_blocks = 0;   // including the null block
   int block_size = 16;  // tokens per block
   bool enable_prefix_caching = true;
 };
@@ -62,8 +62,7 @@ class KVCacheManager {
   // num_new_computed_tokens found by get_computed_blocks (whose blocks it then holds).
   // Returns the newly allocated blocks, or nullopt (and changes nothing) when the pool is
   // short. num_new_tokens must be > 0.
-  [[nodiscard]] std::optional<KVBlocks> allocate_slots(const KVRequest& request,
-                                                       int num_new_tokens,
+  [[nodiscard]] std::optional<KVBlocks> allocate_slots(const KVRequest& request, int num_new_tokens,
                                                        int num_new_computed_tokens = 0,
                                                        const KVBlocks& new_computed_blocks = {});
 
@@ -93,8 +92,7 @@ class KVCacheManager {
   };
 
   // Hashes of the first n full blocks of the request (n <= tokens / block_size).
-  const std::vector<BlockHash>& hashes_upto(RequestBlocks& rb, const KVRequest& request,
-                                            size_t n);
+  const std::vector<BlockHash>& hashes_upto(RequestBlocks& rb, const KVRequest& request, size_t n);
   [[nodiscard]] std::span<const TokenId> block_tokens(const KVRequest& request, size_t i) const;
 
   int block_size_;

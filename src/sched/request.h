@@ -45,7 +45,9 @@ class Request {
   void append_output_token(TokenId t) { all_tokens_.push_back(t); }
 
   // The borrowed view the KV manager works on.
-  [[nodiscard]] KVRequest kv_view() const { return {id_, all_tokens_, num_computed_tokens, extra_}; }
+  [[nodiscard]] KVRequest kv_view() const {
+    return {id_, all_tokens_, num_computed_tokens, extra_};
+  }
 
   RequestStatus status = RequestStatus::Waiting;
   int num_computed_tokens = 0;  // tokens with KV in the cache; <= num_tokens()

@@ -12,13 +12,15 @@ const SchedulerConfig& checked(const SchedulerConfig& c) {
   if (c.max_num_seqs < 1) fail("scheduler: max_num_seqs must be >= 1");
   if (c.max_model_len < 2) fail("scheduler: max_model_len must be >= 2");
   if (c.block_size < 1) fail("scheduler: block_size must be >= 1");
-  if (c.long_prefill_token_threshold < 0) fail("scheduler: long_prefill_token_threshold must be >= 0");
+  if (c.long_prefill_token_threshold < 0)
+    fail("scheduler: long_prefill_token_threshold must be >= 0");
   // With every other request preempted, one request of max_model_len tokens must fit, or
   // the scheduler could preempt forever.
   const int64_t need = (static_cast<int64_t>(c.max_model_len) + c.block_size - 1) / c.block_size;
   if (c.num_kv_blocks - 1 < need) {
-    fail("scheduler: KV cache of ", c.num_kv_blocks - 1, " usable blocks cannot hold one request of max_model_len ",
-         c.max_model_len, " tokens (", need, " blocks of ", c.block_size, ")");
+    fail("scheduler: KV cache of ", c.num_kv_blocks - 1,
+         " usable blocks cannot hold one request of max_model_len ", c.max_model_len, " tokens (",
+         need, " blocks of ", c.block_size, ")");
   }
   return c;
 }
@@ -37,7 +39,8 @@ struct Scheduler::StepState {
 
 Scheduler::Scheduler(const SchedulerConfig& config, BlockHasher hasher)
     : config_(checked(config)),
-      kv_({config.num_kv_blocks, config.block_size, config.enable_prefix_caching}, std::move(hasher)),
+      kv_({config.num_kv_blocks, config.block_size, config.enable_prefix_caching},
+          std::move(hasher)),
       waiting_(make_waiting_queue(config.policy)) {}
 
 void Scheduler::add_request(RequestParams p) {
@@ -101,7 +104,8 @@ void Scheduler::schedule_running(StepState& step) {
   size_t i = 0;
   while (i < running_.size() && step.token_budget > 0) {
     Request* r = running_[i];
-    const int num_new = clamp_new_tokens(r->num_tokens() - r->num_computed_tokens, step.token_budget);
+    const int num_new =
+        clamp_new_tokens(r->num_tokens() - r->num_computed_tokens, step.token_budget);
     if (num_new == 0) {  // waiting for its sampled token
       ++i;
       continue;
@@ -109,12 +113,12 @@ void Scheduler::schedule_running(StepState& step) {
     bool scheduled = true;
     std::optional<KVBlocks> blocks;
     while (!(blocks = kv_.allocate_slots(r->kv_view(), num_new))) {
-      // Remember where r sits: the victim may stand before it in running_.
       const Request* victim = preempt_one(step);
       if (victim == r) {
         scheduled = false;
         break;
       }
+      // The victim may have stood before r in running_ (priority policy): find r again.
       i = static_cast<size_t>(std::find(running_.begin(), running_.end(), r) - running_.begin());
     }
     if (!scheduled) break;
@@ -132,12 +136,15 @@ void Scheduler::schedule_waiting(StepState& step) {
     Request* r = waiting_->front();
     PAGODA_CHECK(r->num_computed_tokens == 0);
     const ComputedBlocks hit = kv_.get_computed_blocks(r->kv_view());
-    const int num_new = clamp_new_tokens(r->num_tokens() - hit.num_computed_tokens, step.token_budget);
-    const auto blocks = kv_.allocate_slots(r->kv_view(), num_new, hit.num_computed_tokens, hit.blocks);
+    const int num_new =
+        clamp_new_tokens(r->num_tokens() - hit.num_computed_tokens, step.token_budget);
+    const auto blocks =
+        kv_.allocate_slots(r->kv_view(), num_new, hit.num_computed_tokens, hit.blocks);
     if (!blocks) break;  // head-of-line: later requests wait too, keeping the policy's order
     waiting_->pop_front();
     running_.push_back(r);
-    (r->status == RequestStatus::Preempted ? step.scheduled_resumed : step.scheduled_new).push_back(r);
+    (r->status == RequestStatus::Preempted ? step.scheduled_resumed : step.scheduled_new)
+        .push_back(r);
     r->status = RequestStatus::Running;
     r->num_computed_tokens = hit.num_computed_tokens;
     step.num_scheduled[r] = num_new;
@@ -153,8 +160,10 @@ SchedulerOutput Scheduler::schedule() {
 
   SchedulerOutput out;
   for (Request* r : step.scheduled_new) {
-    out.scheduled_new_reqs.push_back({r->id(), {r->prompt_token_ids().begin(), r->prompt_token_ids().end()},
-                                      kv_.block_ids(r->id()), r->num_computed_tokens});
+    out.scheduled_new_reqs.push_back({r->id(),
+                                      {r->prompt_token_ids().begin(), r->prompt_token_ids().end()},
+                                      kv_.block_ids(r->id()),
+                                      r->num_computed_tokens});
   }
   for (Request* r : step.scheduled_running) {
     out.scheduled_cached_reqs.push_back(

@@ -28,8 +28,12 @@ class Scheduler final : public SchedulerInterface {
                                                   const SampledTokens& sampled) override;
   void finish_requests(std::span<const RequestId> ids, RequestStatus status) override;
 
-  [[nodiscard]] int num_waiting_requests() const override { return static_cast<int>(waiting_->size()); }
-  [[nodiscard]] int num_running_requests() const override { return static_cast<int>(running_.size()); }
+  [[nodiscard]] int num_waiting_requests() const override {
+    return static_cast<int>(waiting_->size());
+  }
+  [[nodiscard]] int num_running_requests() const override {
+    return static_cast<int>(running_.size());
+  }
   [[nodiscard]] SchedulerStats stats() const override;
   bool reset_prefix_cache() override { return kv_.reset_prefix_cache(); }
 

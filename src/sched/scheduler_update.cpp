@@ -40,7 +40,8 @@ std::vector<FinishedRequest> Scheduler::update_from_output(const SchedulerOutput
     const bool has_tokens = s != sampled.end() && !s->second.empty();
     if (r.num_computed_tokens < r.num_tokens()) {
       // Mid-prefill: the runner's logits for a partial prompt are not a next token.
-      if (has_tokens) fail("update_from_output: request ", id, " is mid-prefill but got sampled tokens");
+      if (has_tokens)
+        fail("update_from_output: request ", id, " is mid-prefill but got sampled tokens");
       kv_.cache_full_blocks(r.kv_view(), r.num_computed_tokens);
       continue;
     }
@@ -63,7 +64,8 @@ std::vector<FinishedRequest> Scheduler::update_from_output(const SchedulerOutput
 }
 
 void Scheduler::finish_requests(std::span<const RequestId> ids, RequestStatus status) {
-  if (!is_finished(status)) fail("finish_requests: ", to_string(status), " is not a finished status");
+  if (!is_finished(status))
+    fail("finish_requests: ", to_string(status), " is not a finished status");
   for (const RequestId& id : ids) {
     const auto it = requests_.find(id);
     if (it == requests_.end()) continue;  // unknown or already finished: idempotent

@@ -170,10 +170,8 @@ TEST(KVCacheManager, DisabledCachingNeverHits) {
 TEST(KVCacheManager, HashCollisionNeverSharesBlocks) {
   BlockHash constant;
   constant.bytes.fill(0xab);
-  KVCacheManager kv({11, kBlockSize, true},
-                    [&](const BlockHash&, std::span<const TokenId>, const ExtraKeys&) {
-                      return constant;
-                    });
+  KVCacheManager kv({11, kBlockSize, true}, [&](const BlockHash&, std::span<const TokenId>,
+                                                const ExtraKeys&) { return constant; });
   FakeRequest a{"a", iota_tokens(kBlockSize + 1)};
   EXPECT_EQ(admit(kv, a), (Ids{1, 2}));
   EXPECT_EQ(kv.pool().num_cached_blocks(), 1);
@@ -202,10 +200,8 @@ TEST(KVCacheManager, HashCollisionNeverSharesBlocks) {
 // one, equal to the "no parent" hash), a block of repeated tokens must not be reused at a
 // later position of its own chain. Hits are verified against the exact parent block.
 TEST(KVCacheManager, CollisionCannotReuseABlockAtAnotherPosition) {
-  KVCacheManager kv({11, kBlockSize, true},
-                    [](const BlockHash&, std::span<const TokenId>, const ExtraKeys&) {
-                      return BlockHash{};
-                    });
+  KVCacheManager kv({11, kBlockSize, true}, [](const BlockHash&, std::span<const TokenId>,
+                                               const ExtraKeys&) { return BlockHash{}; });
   FakeRequest a{"a", std::vector<TokenId>(3 * kBlockSize + 1, 5)};
   EXPECT_EQ(admit(kv, a), (Ids{1, 2, 3, 4}));
   EXPECT_EQ(kv.pool().num_cached_blocks(), 1);  // block 1; 2 and 3 lost the hash slot

@@ -22,7 +22,8 @@ inline SampledTokens fake_sample(const Scheduler& s, const SchedulerOutput& out)
   SampledTokens sampled;
   for (const auto& [id, n] : out.num_scheduled_tokens) {
     const Request* r = s.find_request(id);
-    if (r && r->num_computed_tokens == r->num_tokens()) sampled[id] = {fake_token(id, r->num_tokens())};
+    if (r && r->num_computed_tokens == r->num_tokens())
+      sampled[id] = {fake_token(id, r->num_tokens())};
   }
   return sampled;
 }

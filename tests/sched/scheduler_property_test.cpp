@@ -69,18 +69,21 @@ class Walk {
   }
 
  private:
-  int rand_in(int lo, int hi) { return lo + static_cast<int>(rng_() % static_cast<uint32_t>(hi - lo + 1)); }
+  int rand_in(int lo, int hi) {
+    return lo + static_cast<int>(rng_() % static_cast<uint32_t>(hi - lo + 1));
+  }
 
   void add() {
     if (s_.num_waiting_requests() + s_.num_running_requests() >= 40) return;
     RequestParams p;
     p.id = std::to_string(next_id_++);
     const int len = rng_() % 10 < 7 ? rand_in(1, std::max(1, cfg_.max_model_len / 2))
-                                     : rand_in(1, cfg_.max_model_len - 1);
+                                    : rand_in(1, cfg_.max_model_len - 1);
     const auto& prefix = prefixes_[rng_() % prefixes_.size()];
     const bool shared = rng_() % 2 == 0;
     for (int i = 0; i < len; ++i) {
-      p.prompt_token_ids.push_back(shared ? prefix[static_cast<size_t>(i)] : static_cast<TokenId>(rng_() % 8));
+      p.prompt_token_ids.push_back(shared ? prefix[static_cast<size_t>(i)]
+                                          : static_cast<TokenId>(rng_() % 8));
     }
     p.max_tokens = rand_in(1, 20);
     p.priority = rand_in(0, 3);
@@ -136,7 +139,8 @@ class Walk {
     SampledTokens sampled;
     for (const auto& [id, n] : out.num_scheduled_tokens) {
       const Request* r = s_.find_request(id);
-      if (r->num_computed_tokens == r->num_tokens()) sampled[id] = {static_cast<TokenId>(rng_() % 16)};
+      if (r->num_computed_tokens == r->num_tokens())
+        sampled[id] = {static_cast<TokenId>(rng_() % 16)};
     }
     // Sometimes the caller aborts between schedule and update.
     if (rng_() % 20 == 0) abort_some();
@@ -212,7 +216,8 @@ class Walk {
   }
 
   void drain() {
-    for (int i = 0; i < 10000 && s_.has_unfinished_requests() && !::testing::Test::HasFatalFailure(); ++i) {
+    for (int i = 0;
+         i < 10000 && s_.has_unfinished_requests() && !::testing::Test::HasFatalFailure(); ++i) {
       step();
       check_invariants();
     }

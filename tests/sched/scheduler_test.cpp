@@ -45,7 +45,8 @@ std::vector<RequestId> sorted_ids(const std::vector<FinishedRequest>& f) {
 
 TEST(Scheduler, AdmitsEveryRequestThatFits) {
   Scheduler s(base_config());
-  for (int i = 0; i < 10; ++i) s.add_request(make_params(std::to_string(i), prompt_of(20, i * 100)));
+  for (int i = 0; i < 10; ++i)
+    s.add_request(make_params(std::to_string(i), prompt_of(20, i * 100)));
   const SchedulerOutput out = s.schedule();
   ASSERT_EQ(out.scheduled_new_reqs.size(), 10u);
   for (int i = 0; i < 10; ++i) {

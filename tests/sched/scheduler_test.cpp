@@ -261,6 +261,25 @@ TEST(Scheduler, ResumedFcfsRequestGetsItsWholeState) {
   EXPECT_EQ(s.kv().pool().num_free_blocks(), 4);
 }
 
+TEST(Scheduler, AbortPreemptedRequest) {
+  SchedulerConfig c = base_config();
+  c.block_size = 4;
+  c.num_kv_blocks = 5;
+  c.max_model_len = 16;
+  Scheduler s(c);
+  s.add_request(make_params("a", prompt_of(7), 100));
+  s.add_request(make_params("b", prompt_of(7, 100), 100));
+  SchedulerOutput out;
+  for (int i = 0; i < 3; ++i) step(s, &out);
+  ASSERT_EQ(out.preempted_req_ids, (std::vector<RequestId>{"b"}));
+  // A stop string found by the caller ends a request the same way, with its own status.
+  s.finish_requests(std::vector<RequestId>{"b"}, RequestStatus::FinishedAborted);
+  s.finish_requests(std::vector<RequestId>{"a"}, RequestStatus::FinishedStopped);
+  EXPECT_FALSE(s.has_unfinished_requests());
+  EXPECT_EQ(s.kv().num_free_blocks(), 4);
+  EXPECT_EQ(s.schedule().finished_req_ids, (std::vector<RequestId>{"b", "a"}));
+}
+
 TEST(Scheduler, PriorityPreemptsLowestEvenIfAlreadyScheduled) {
   SchedulerConfig c = base_config();
   c.block_size = 4;

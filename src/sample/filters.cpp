@@ -13,14 +13,14 @@ constexpr float kInf = std::numeric_limits<float>::infinity();
 
 // Keeps the candidates at positions order[0, count), in that order.
 void keep_in_order(Candidates& c, size_t count) {
-  std::vector<int32_t> ids(count);
-  std::vector<float> logits(count);
+  c.spare_ids.resize(count);
+  c.spare_logits.resize(count);
   for (size_t i = 0; i < count; ++i) {
-    ids[i] = c.ids[c.order[i]];
-    logits[i] = c.logits[c.order[i]];
+    c.spare_ids[i] = c.ids[c.order[i]];
+    c.spare_logits[i] = c.logits[c.order[i]];
   }
-  c.ids.swap(ids);
-  c.logits.swap(logits);
+  c.ids.swap(c.spare_ids);
+  c.logits.swap(c.spare_logits);
 }
 
 // Keeps the candidates for which keep(logit) holds, in their current order.

@@ -18,7 +18,10 @@ struct Candidates {
   // ids are in token-id order when neither top_k nor top_p cut anything; otherwise by
   // descending logit, ties by ascending id. Either way the order is a function of the row
   // alone, which keeps seeded sampling reproducible.
-  std::vector<uint32_t> order;  // scratch for the sorts
+  // Scratch for the sorts, kept so that a step allocates nothing once warmed up.
+  std::vector<uint32_t> order;
+  std::vector<int32_t> spare_ids;
+  std::vector<float> spare_logits;
   void clear();
 };
 

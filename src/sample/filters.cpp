@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <functional>
 #include <limits>
 
 #include "core/error.h"
@@ -37,26 +38,73 @@ void keep_if(Candidates& c, Keep keep) {
   c.logits.resize(out);
 }
 
-void sort_descending(Candidates& c, size_t count_needed) {
+// Orders the candidates by descending logit, ties by ascending id.
+void sort_descending(Candidates& c) {
   c.order.resize(c.ids.size());
   for (size_t i = 0; i < c.order.size(); ++i) c.order[i] = static_cast<uint32_t>(i);
-  auto before = [&c](uint32_t a, uint32_t b) {
+  std::sort(c.order.begin(), c.order.end(), [&c](uint32_t a, uint32_t b) {
     return c.logits[a] > c.logits[b] || (c.logits[a] == c.logits[b] && c.ids[a] < c.ids[b]);
-  };
-  if (count_needed < c.order.size()) {
-    // top_k: only the k largest need ordering; nth_element finds them in linear time.
-    std::nth_element(c.order.begin(), c.order.begin() + static_cast<ptrdiff_t>(count_needed - 1),
-                     c.order.end(), before);
-    const float kth = c.logits[c.order[count_needed - 1]];
-    // Ties with the k-th largest survive, wherever nth_element left them.
-    size_t keep = count_needed;
-    for (size_t i = count_needed; i < c.order.size(); ++i) {
-      if (c.logits[c.order[i]] == kth) c.order[keep++] = c.order[i];
-    }
-    c.order.resize(keep);
-  }
-  std::sort(c.order.begin(), c.order.end(), before);
+  });
   keep_in_order(c, c.order.size());
+}
+
+// Keeps every token whose logit is >= the k-th largest (so ties with it survive), sorted.
+// Finding the k-th value is a linear selection over a plain copy of the logits; only the
+// survivors are sorted.
+void apply_top_k(Candidates& c, size_t k) {
+  c.spare_logits.assign(c.logits.begin(), c.logits.end());
+  const auto kth = c.spare_logits.begin() + static_cast<ptrdiff_t>(k - 1);
+  std::nth_element(c.spare_logits.begin(), kth, c.spare_logits.end(), std::greater<float>());
+  const float kth_logit = *kth;
+  keep_if(c, [kth_logit](float l) { return l >= kth_logit; });
+  sort_descending(c);
+}
+
+// Keeps the smallest set of most likely tokens whose mass reaches top_p (plus ties).
+// Sorting the whole vocabulary every step is the expensive part, so only tokens with weight
+// (p / p_max) >= threshold are sorted, as long as those alone reach the target mass: then
+// the cut falls among them, and every token tied with the last survivor is among them too,
+// so the result is exactly that of a full sort. Flat distributions lower the threshold.
+void apply_top_p(Candidates& c, float top_p, float max_logit, bool sorted) {
+  const size_t n = c.ids.size();
+  c.probs.resize(n);
+  double total = 0.0;
+  for (size_t i = 0; i < n; ++i) {
+    c.probs[i] = std::exp(c.logits[i] - max_logit);  // float exp: the hot loop
+    total += c.probs[i];
+  }
+  const double target = static_cast<double>(top_p) * total;
+  c.order.resize(n);
+  size_t count = n;
+  for (size_t i = 0; i < n; ++i) c.order[i] = static_cast<uint32_t>(i);
+  if (!sorted) {
+    for (double threshold = 1e-4; threshold > 1e-30; threshold *= 1e-4) {
+      double mass = 0.0;
+      for (size_t i = 0; i < n; ++i) {
+        if (c.probs[i] >= threshold) mass += c.probs[i];
+      }
+      // The margin covers summing in id order here and in sorted order below.
+      if (mass >= target * (1.0 + 1e-9)) {
+        count = 0;
+        for (size_t i = 0; i < n; ++i) {
+          if (c.probs[i] >= threshold) c.order[count++] = static_cast<uint32_t>(i);
+        }
+        break;
+      }
+    }
+    // Equal logits have equal weights, so this orders by weight too.
+    std::sort(c.order.begin(), c.order.begin() + static_cast<ptrdiff_t>(count),
+              [&c](uint32_t a, uint32_t b) {
+                return c.logits[a] > c.logits[b] ||
+                       (c.logits[a] == c.logits[b] && c.ids[a] < c.ids[b]);
+              });
+  }
+  // A token survives while the mass strictly before it is below top_p.
+  double before = 0.0;
+  size_t keep = 0;
+  while (keep < count && (keep == 0 || before < target)) before += c.probs[c.order[keep++]];
+  while (keep < count && c.logits[c.order[keep]] == c.logits[c.order[keep - 1]]) ++keep;
+  keep_in_order(c, keep);
 }
 
 }  // namespace
@@ -94,31 +142,16 @@ void filter_candidates(std::span<const float> logits, const SamplingParams& para
     }
     bool sorted = false;
     if (params.top_k_enabled() && static_cast<size_t>(params.top_k) < out.ids.size()) {
-      sort_descending(out, static_cast<size_t>(params.top_k));
+      apply_top_k(out, static_cast<size_t>(params.top_k));
       sorted = true;
     }
-    if (params.top_p < 1.0f) {
-      if (!sorted) sort_descending(out, out.ids.size());
-      double total = 0.0;
-      for (float l : out.logits) total += std::exp(static_cast<double>(l) - max_logit);
-      const double target = static_cast<double>(params.top_p) * total;
-      // A token survives while the mass strictly before it is below top_p.
-      double before = 0.0;
-      size_t keep = 0;
-      while (keep < out.ids.size() && (keep == 0 || before < target)) {
-        before += std::exp(static_cast<double>(out.logits[keep]) - max_logit);
-        ++keep;
-      }
-      while (keep < out.ids.size() && out.logits[keep] == out.logits[keep - 1]) ++keep;
-      out.ids.resize(keep);
-      out.logits.resize(keep);
-    }
+    if (params.top_p < 1.0f) apply_top_p(out, params.top_p, max_logit, sorted);
   }
 
   out.probs.resize(out.ids.size());
   double total = 0.0;
   for (size_t i = 0; i < out.ids.size(); ++i) {
-    out.probs[i] = std::exp(static_cast<double>(out.logits[i]) - max_logit);
+    out.probs[i] = std::exp(out.logits[i] - max_logit);  // float exp, summed in double
     total += out.probs[i];
   }
   for (double& p : out.probs) p /= total;

@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <random>
@@ -182,6 +183,67 @@ TEST(Sampler, AllowedTokenIdsRestrictTheDraw) {
     const int32_t token = sampler.sample({logits, &params, {}, {}, &rng}).token;
     EXPECT_TRUE(token == 10 || token == 20 || token == 30) << token;
   }
+}
+
+TEST(Sampler, RandomValidParamsAndHostileLogitsNeverCrash) {
+  // Any params that pass validate(), over logits sprinkled with NaN and +-inf, give a token
+  // whose processed logit is a number above -inf, or an Error when nothing is left.
+  std::mt19937 gen(77);
+  auto uniform = [&](float lo, float hi) { return std::uniform_real_distribution<float>(lo, hi)(gen); };
+  auto chance = [&](double p) { return std::bernoulli_distribution(p)(gen); };
+  SamplingLimits limits;
+  limits.vocab_size = 50;
+  Sampler sampler(LogprobsMode::kProcessed);
+  Sampler raw_sampler;
+  int sampled = 0;
+  for (int trial = 0; trial < 3000; ++trial) {
+    SamplingParams p;
+    p.temperature = chance(0.2) ? 0.0f : uniform(0.0f, 2.0f);
+    p.top_p = chance(0.5) ? 1.0f : uniform(0.001f, 1.0f);
+    p.top_k = std::uniform_int_distribution<int32_t>(-1, 60)(gen);
+    p.min_p = chance(0.5) ? 0.0f : uniform(0.0f, 1.0f);
+    p.repetition_penalty = chance(0.5) ? 1.0f : uniform(0.05f, 3.0f);
+    p.presence_penalty = uniform(-2.0f, 2.0f);
+    p.frequency_penalty = uniform(-2.0f, 2.0f);
+    p.min_tokens = std::uniform_int_distribution<int>(0, 5)(gen);
+    p.logprobs = std::uniform_int_distribution<int>(-1, 20)(gen);
+    p.stop_token_ids = {static_cast<int32_t>(gen() % 50)};
+    p.eos_token_ids = {static_cast<int32_t>(gen() % 50)};
+    if (chance(0.3)) p.logit_bias[static_cast<int32_t>(gen() % 50)] = uniform(-1e4f, 1e4f);
+    if (chance(0.2)) p.allowed_token_ids = std::vector<int32_t>{static_cast<int32_t>(gen() % 50)};
+    if (chance(0.3)) p.bad_words_token_ids = {{static_cast<int32_t>(gen() % 50)}, {1, 2}};
+    SamplingLimits relaxed = limits;
+    relaxed.max_logprobs = -1;
+    ASSERT_NO_THROW(p.validate(relaxed)) << trial;
+
+    std::vector<float> logits(50);
+    for (float& l : logits) {
+      const double r = std::uniform_real_distribution<double>(0, 1)(gen);
+      l = r < 0.05   ? std::numeric_limits<float>::quiet_NaN()
+          : r < 0.1  ? -std::numeric_limits<float>::infinity()
+          : r < 0.12 ? std::numeric_limits<float>::infinity()
+                     : uniform(-30.0f, 30.0f);
+    }
+    std::vector<int32_t> prompt(gen() % 10), output(gen() % 10);
+    for (int32_t& t : prompt) t = static_cast<int32_t>(gen() % 50);
+    for (int32_t& t : output) t = static_cast<int32_t>(gen() % 50);
+    Rng rng(trial);
+    Sampler& s = trial % 2 ? sampler : raw_sampler;
+    try {
+      const SampleResult r = s.sample({logits, &p, prompt, output, &rng});
+      ASSERT_GE(r.token, 0);
+      ASSERT_LT(r.token, 50);
+      ASSERT_TRUE(logits[r.token] > -std::numeric_limits<float>::infinity()) << trial;
+      ASSERT_TRUE(r.logprobs.has_value());
+      ++sampled;
+    } catch (const Error&) {
+      // Only when every token ended up masked or NaN.
+      ASSERT_TRUE(std::none_of(logits.begin(), logits.end(), [](float l) {
+        return l > -std::numeric_limits<float>::infinity();
+      })) << trial;
+    }
+  }
+  EXPECT_GT(sampled, 2500);
 }
 
 }  // namespace

@@ -36,6 +36,8 @@ struct SampleResult {
   std::optional<TokenLogprobs> logprobs;  // when params.logprobs is set
 };
 
+// Holds vocabulary-sized scratch, so it is not thread-safe: one Sampler per thread. Rows
+// are independent, so a batch can be split across threads, each with its own Sampler.
 class Sampler {
  public:
   explicit Sampler(LogprobsMode mode = LogprobsMode::kRaw) : mode_(mode) {}

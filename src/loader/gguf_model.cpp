@@ -274,6 +274,11 @@ ModelSpec read_spec(const GgufFile& file, const WeightMap& weights) {
   if (get_dim_or(file, p + "attention.value_length", s.head_dim) != s.head_dim) {
     fail("metadata key ", p, "attention.value_length differs from key_length (unsupported)");
   }
+  // Partial rotary embeddings (rope on fewer dims than the head) are not supported.
+  if (get_dim_or(file, p + "rope.dimension_count", s.head_dim) != s.head_dim) {
+    fail("metadata key ", p, "rope.dimension_count differs from the head dimension ", s.head_dim,
+         " (partial rotary embeddings are unsupported)");
+  }
   s.max_position_embeddings = get_dim(file, p + "context_length", std::numeric_limits<int>::max());
   s.rms_norm_eps = get_positive_float(file, p + "attention.layer_norm_rms_epsilon");
   s.rope_theta = get_positive_float_or(file, p + "rope.freq_base", s.rope_theta);

@@ -210,6 +210,9 @@ TEST(GgufModel, HeadDimFromKeyLength) {
   v.add_u32("llama.attention.key_length", 16);
   v.add_u32("llama.attention.value_length", 8);
   expect_load_error(v.bytes(), "value_length differs");
+  GgufWriter rope = tiny_writer({});
+  rope.add_u32("llama.rope.dimension_count", 2);  // head_dim is 4
+  expect_load_error(rope.bytes(), "llama.rope.dimension_count differs from the head dimension 4");
 }
 
 TEST(GgufModel, RopeScaling) {

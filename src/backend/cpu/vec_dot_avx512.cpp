@@ -6,6 +6,8 @@
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
 #include <immintrin.h>
 
+#include <cstring>
+
 #include "backend/cpu/vec_dot.h"
 #include "core/half.h"
 
@@ -23,6 +25,11 @@ float hsum(__m512 v) {
 }
 
 struct V512 {
+  static float load_f16(const uint8_t* p) {
+    uint16_t h;
+    std::memcpy(&h, p, 2);
+    return _cvtsh_ss(h);
+  }
   static constexpr int kLanes = 16;
   using I = __m512i;
   using F = __m512;

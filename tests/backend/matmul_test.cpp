@@ -3,6 +3,8 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstdlib>
+#include <string>
 
 #include "backend/backend.h"
 #include "backend/cpu/cpu_backend.h"
@@ -96,6 +98,21 @@ TEST(CpuMatmul, RejectsMismatchedShapes) {
 TEST(CpuBackend, IsaOverrideAndName) {
   EXPECT_THROW((void)cpu::make_cpu_backend_for_isa(1, "mmx"), Error);
   EXPECT_EQ(cpu::make_cpu_backend_for_isa(1, "portable")->name(), "cpu-portable");
+  // $PAGODA_CPU_ISA overrides the automatic choice; a bad value is a clear error.
+  const char* saved = std::getenv("PAGODA_CPU_ISA");
+  const std::string old = saved ? saved : "";
+  setenv("PAGODA_CPU_ISA", "portable", 1);
+  EXPECT_EQ(make_cpu_backend(1)->name(), "cpu-portable");
+  setenv("PAGODA_CPU_ISA", "avx9000", 1);
+  EXPECT_THROW((void)make_cpu_backend(1), Error);
+  if (saved) {
+    setenv("PAGODA_CPU_ISA", old.c_str(), 1);
+  } else {
+    unsetenv("PAGODA_CPU_ISA");
+  }
+  if (cpu::isa_supported("avx512")) {
+    EXPECT_EQ(cpu::make_cpu_backend_for_isa(1, "avx512")->name(), "cpu-avx512");
+  }
 }
 
 }  // namespace

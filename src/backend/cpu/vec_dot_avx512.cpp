@@ -2,8 +2,10 @@
 // when the CPU supports them (isa.cpp).
 // GCC 12's AVX-512 headers build "undefined" vectors by self-initialization, which
 // -Wuninitialized reports wherever extract/shuffle intrinsics are inlined: a false positive.
+#if defined(__GNUC__) && !defined(__clang__)
 #pragma GCC diagnostic ignored "-Wuninitialized"
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#endif
 #include <immintrin.h>
 
 #include <cstring>

@@ -74,6 +74,8 @@ TEST(CpuMatmul, LargerShapesSplitAcrossThreads) {
     check_matmul(*backend, DType::Q4_K, {70, 512, 7}, rng);
     check_matmul(*backend, DType::F32, {33, 576, 40}, rng);
     check_matmul(*backend, DType::Q8_0, {2, 576, 130}, rng);
+    // 300 x 512 f32 activations (600 KiB) span three L2-sized blocks of rows.
+    check_matmul(*backend, DType::Q4_0, {300, 512, 21}, rng);
   }
 }
 

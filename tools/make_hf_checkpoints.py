@@ -10,7 +10,8 @@ For each architecture below it builds a tiny model shaped like the real one (sam
 fields, small sizes), fills its weights from a fixed torch seed with a spread large enough
 that logits differ clearly, and writes tests/data/hf/<name>-<dtype>/ for dtype fp32 and bf16:
 
-    config.json, generation_config.json, model.safetensors   (save_pretrained, safetensors)
+    config.json, generation_config.json, model.safetensors   (save_pretrained, safetensors;
+                                      llama2-fp32 is sharded: model.safetensors.index.json)
 and tests/data/hf/configs.json: config.json cases (real hub layouts, defaults) with what
 transformers' config classes resolve them to, for the config parser's test.
 
@@ -284,7 +285,9 @@ def main():
             folder = os.path.join(OUT, f"{name}-{dtype_name}")
             folders.append(folder)
             shutil.rmtree(folder, ignore_errors=True)
-            model.to(dtype).save_pretrained(folder, safe_serialization=True)
+            # One checkpoint is sharded (model.safetensors.index.json + shards), as big models are.
+            shard = "200KB" if (name, dtype_name) == ("llama2", "fp32") else "50GB"
+            model.to(dtype).save_pretrained(folder, safe_serialization=True, max_shard_size=shard)
             model.to(torch.float32)
             if legacy:
                 legacy_config(os.path.join(folder, "config.json"), "gemma3" if is_gemma else "llama")

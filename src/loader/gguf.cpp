@@ -100,7 +100,8 @@ std::shared_ptr<GgufArray> read_array(Reader& in, const std::string& key, int de
   array->element_type = static_cast<GgufType>(raw_type);
   const uint64_t count = in.read<uint64_t>("array length");
   if (count > kGgufMaxArrayLength) {
-    fail("key ", key, ": array of ", count, " values is longer than the limit of ", kGgufMaxArrayLength);
+    fail("key ", key, ": array of ", count, " values is longer than the limit of ",
+         kGgufMaxArrayLength);
   }
   if (count > in.remaining() / min_value_bytes(array->element_type)) {
     fail("key ", key, ": array of ", count, " ", gguf_type_name(array->element_type),
@@ -175,7 +176,8 @@ void GgufFile::parse_all() {
     if (swapped >= 1 && swapped <= 3) {
       fail("big-endian GGUF files are not supported");
     }
-    if (version_ == 1) fail("GGUF version 1 is not supported (re-convert the model with a current llama.cpp)");
+    if (version_ == 1)
+      fail("GGUF version 1 is not supported (re-convert the model with a current llama.cpp)");
     fail("unsupported GGUF version ", version_, " (supported: 2, 3)");
   }
 
@@ -201,7 +203,8 @@ void GgufFile::parse_all() {
     const int64_t alignment = get_int("general.alignment");
     if (alignment <= 0 || static_cast<uint64_t>(alignment) > kGgufMaxAlignment ||
         !std::has_single_bit(static_cast<uint64_t>(alignment))) {
-      fail("general.alignment ", alignment, " is not a power of two in [1, ", kGgufMaxAlignment, "]");
+      fail("general.alignment ", alignment, " is not a power of two in [1, ", kGgufMaxAlignment,
+           "]");
     }
     alignment_ = static_cast<uint64_t>(alignment);
   }

@@ -48,7 +48,8 @@ const ArchTraits& find_arch(const std::string& name) {
     if (name == a.name) return a;
   }
   std::string supported;
-  for (const ArchTraits& a : kArchs) supported += std::string(supported.empty() ? "" : ", ") + a.name;
+  for (const ArchTraits& a : kArchs)
+    supported += std::string(supported.empty() ? "" : ", ") + a.name;
   fail("unsupported architecture '", name, "' (supported: ", supported, ")");
 }
 
@@ -234,8 +235,8 @@ void read_special_tokens(const GgufFile& file, ModelSpec& s) {
   if (file.has("tokenizer.ggml.bos_token_id")) {
     s.bos_token_id = get_token_id(file, "tokenizer.ggml.bos_token_id", s.vocab_size);
   }
-  for (const char* key :
-       {"tokenizer.ggml.eos_token_id", "tokenizer.ggml.eot_token_id", "tokenizer.ggml.eom_token_id"}) {
+  for (const char* key : {"tokenizer.ggml.eos_token_id", "tokenizer.ggml.eot_token_id",
+                          "tokenizer.ggml.eom_token_id"}) {
     if (!file.has(key)) continue;
     const int id = get_token_id(file, key, s.vocab_size);
     if (std::find(s.eos_token_ids.begin(), s.eos_token_ids.end(), id) == s.eos_token_ids.end()) {
@@ -259,7 +260,8 @@ ModelSpec read_spec(const GgufFile& file, const WeightMap& weights) {
   s.num_heads = get_dim(file, p + "attention.head_count");
   s.num_kv_heads = get_dim_or(file, p + "attention.head_count_kv", s.num_heads);
   if (s.num_heads % s.num_kv_heads != 0) {
-    fail("attention.head_count ", s.num_heads, " is not a multiple of head_count_kv ", s.num_kv_heads);
+    fail("attention.head_count ", s.num_heads, " is not a multiple of head_count_kv ",
+         s.num_kv_heads);
   }
   if (file.has(p + "attention.key_length")) {
     s.head_dim = get_dim(file, p + "attention.key_length");
@@ -271,6 +273,11 @@ ModelSpec read_spec(const GgufFile& file, const WeightMap& weights) {
   }
   if (get_dim_or(file, p + "attention.value_length", s.head_dim) != s.head_dim) {
     fail("metadata key ", p, "attention.value_length differs from key_length (unsupported)");
+  }
+  // Partial rotary embeddings (rope on fewer dims than the head) are not supported.
+  if (get_dim_or(file, p + "rope.dimension_count", s.head_dim) != s.head_dim) {
+    fail("metadata key ", p, "rope.dimension_count differs from the head dimension ", s.head_dim,
+         " (partial rotary embeddings are unsupported)");
   }
   s.max_position_embeddings = get_dim(file, p + "context_length", std::numeric_limits<int>::max());
   s.rms_norm_eps = get_positive_float(file, p + "attention.layer_norm_rms_epsilon");

@@ -64,6 +64,12 @@ const GgufArray& to_array(std::string_view key, const GgufValue& v) {
   return *std::get<std::shared_ptr<GgufArray>>(v.value);
 }
 
+const GgufValue& require(const GgufFile& file, std::string_view key) {
+  const GgufValue* v = file.find(key);
+  if (v == nullptr) fail("metadata key ", key, " is missing");
+  return *v;
+}
+
 template <class T, class Convert>
 std::vector<T> convert_array(std::string_view key, const GgufValue& v, Convert convert) {
   const GgufArray& array = to_array(key, v);
@@ -94,19 +100,13 @@ const char* gguf_type_name(GgufType type) {
   return "unknown";
 }
 
-namespace {
-
-const GgufValue& require(const GgufFile& file, std::string_view key) {
-  const GgufValue* v = file.find(key);
-  if (v == nullptr) fail("metadata key ", key, " is missing");
-  return *v;
+std::string GgufFile::get_string(std::string_view key) const {
+  return to_string(key, require(*this, key));
 }
-
-}  // namespace
-
-std::string GgufFile::get_string(std::string_view key) const { return to_string(key, require(*this, key)); }
 int64_t GgufFile::get_int(std::string_view key) const { return to_int(key, require(*this, key)); }
-double GgufFile::get_float(std::string_view key) const { return to_float(key, require(*this, key)); }
+double GgufFile::get_float(std::string_view key) const {
+  return to_float(key, require(*this, key));
+}
 bool GgufFile::get_bool(std::string_view key) const { return to_bool(key, require(*this, key)); }
 
 std::vector<std::string> GgufFile::get_string_array(std::string_view key) const {

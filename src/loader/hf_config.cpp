@@ -1,5 +1,6 @@
 #include "loader/hf_config.h"
 
+#include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <limits>
@@ -40,7 +41,8 @@ class Fields {
     const bool too_big = v->is_number_unsigned()
                              ? v->get<uint64_t>() > static_cast<uint64_t>(std::numeric_limits<int>::max())
                              : v->get<int64_t>() > std::numeric_limits<int>::max();
-    if (too_big || (!v->is_number_unsigned() && v->get<int64_t>() < min)) {
+    // nlohmann reads a non-negative literal as unsigned: compare only once it fits.
+    if (too_big || v->get<int64_t>() < min) {
       fail(where_, ": field ", key, " = ", v->dump(), " is out of range");
     }
     return static_cast<int>(v->get<int64_t>());
@@ -53,7 +55,11 @@ class Fields {
       return *fallback;
     }
     if (!v->is_number()) fail(where_, ": field ", key, " must be a number, got ", v->dump());
-    return v->get<float>();
+    const double d = v->get<double>();
+    if (!(std::fabs(d) <= std::numeric_limits<float>::max())) {
+      fail(where_, ": field ", key, " = ", v->dump(), " is out of range");
+    }
+    return static_cast<float>(d);
   }
 
   [[nodiscard]] bool boolean(const std::string& key, bool fallback) const {

@@ -3,6 +3,8 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstdlib>
+#include <string>
 
 #include "backend/backend.h"
 #include "backend/cpu/cpu_backend.h"
@@ -72,6 +74,8 @@ TEST(CpuMatmul, LargerShapesSplitAcrossThreads) {
     check_matmul(*backend, DType::Q4_K, {70, 512, 7}, rng);
     check_matmul(*backend, DType::F32, {33, 576, 40}, rng);
     check_matmul(*backend, DType::Q8_0, {2, 576, 130}, rng);
+    // 300 x 512 f32 activations (600 KiB) span three L2-sized blocks of rows.
+    check_matmul(*backend, DType::Q4_0, {300, 512, 21}, rng);
   }
 }
 
@@ -96,6 +100,21 @@ TEST(CpuMatmul, RejectsMismatchedShapes) {
 TEST(CpuBackend, IsaOverrideAndName) {
   EXPECT_THROW((void)cpu::make_cpu_backend_for_isa(1, "mmx"), Error);
   EXPECT_EQ(cpu::make_cpu_backend_for_isa(1, "portable")->name(), "cpu-portable");
+  // $PAGODA_CPU_ISA overrides the automatic choice; a bad value is a clear error.
+  const char* saved = std::getenv("PAGODA_CPU_ISA");
+  const std::string old = saved ? saved : "";
+  setenv("PAGODA_CPU_ISA", "portable", 1);
+  EXPECT_EQ(make_cpu_backend(1)->name(), "cpu-portable");
+  setenv("PAGODA_CPU_ISA", "avx9000", 1);
+  EXPECT_THROW((void)make_cpu_backend(1), Error);
+  if (saved) {
+    setenv("PAGODA_CPU_ISA", old.c_str(), 1);
+  } else {
+    unsetenv("PAGODA_CPU_ISA");
+  }
+  if (cpu::isa_supported("avx512")) {
+    EXPECT_EQ(cpu::make_cpu_backend_for_isa(1, "avx512")->name(), "cpu-avx512");
+  }
 }
 
 }  // namespace

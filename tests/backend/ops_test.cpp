@@ -110,20 +110,23 @@ TEST_F(CpuOps, SiluMulAndGeluMul) {
   expect_close(fetch(*backend_, gate_inplace), silu, 8 * kRel, 1e-12, "silu_mul in place");
 }
 
-TEST_F(CpuOps, EmbeddingEveryDtype) {
+TEST_F(CpuOps, EmbeddingEveryDtypeEveryIsa) {
   const int64_t vocab = 7, dim = 512;
   const int32_t ids[] = {3, 0, 6, 3};
-  for (DType type : test::kWeightTypes) {
-    const std::vector<uint8_t> raw = test::random_weights(rng_, type, vocab * dim);
-    std::vector<float> table(static_cast<size_t>(vocab * dim));
-    cpu::dequantize_row(type, raw.data(), table.data(), vocab * dim);
-    const Tensor t = backend_->upload(Tensor::view(type, {vocab, dim}, raw.data()));
-    Tensor out = backend_->alloc(DType::F32, {4, dim});
-    backend_->embedding(t, ids, 4, out);
-    const std::vector<float> got = fetch(*backend_, out);
-    for (int i = 0; i < 4; ++i) {
-      ASSERT_EQ(0, std::memcmp(got.data() + i * dim, table.data() + ids[i] * dim, dim * sizeof(float)))
-          << dtype_name(type) << " row " << i;
+  for (const std::string& isa : test::supported_isas()) {
+    auto backend = cpu::make_cpu_backend_for_isa(2, isa.c_str());
+    for (DType type : test::kWeightTypes) {
+      const std::vector<uint8_t> raw = test::random_weights(rng_, type, vocab * dim);
+      std::vector<float> table(static_cast<size_t>(vocab * dim));
+      cpu::dequantize_row(type, raw.data(), table.data(), vocab * dim);
+      const Tensor t = backend->upload(Tensor::view(type, {vocab, dim}, raw.data()));
+      Tensor out = backend->alloc(DType::F32, {4, dim});
+      backend->embedding(t, ids, 4, out);
+      const std::vector<float> got = fetch(*backend, out);
+      for (int i = 0; i < 4; ++i) {
+        ASSERT_EQ(0, std::memcmp(got.data() + i * dim, table.data() + ids[i] * dim, dim * sizeof(float)))
+            << isa << " " << dtype_name(type) << " row " << i;
+      }
     }
   }
   const std::vector<uint8_t> raw(vocab * dim * 4);

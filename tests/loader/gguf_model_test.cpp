@@ -78,7 +78,8 @@ GgufWriter tiny_writer(const TinyModel& m) {
 }
 
 LoadedModel load(const std::vector<uint8_t>& bytes) {
-  std::shared_ptr<GgufFile> f = GgufFile::parse(std::span<const uint8_t>(bytes.data(), bytes.size()));
+  std::shared_ptr<GgufFile> f =
+      GgufFile::parse(std::span<const uint8_t>(bytes.data(), bytes.size()));
   return load_gguf_model(std::move(f));
 }
 
@@ -209,6 +210,9 @@ TEST(GgufModel, HeadDimFromKeyLength) {
   v.add_u32("llama.attention.key_length", 16);
   v.add_u32("llama.attention.value_length", 8);
   expect_load_error(v.bytes(), "value_length differs");
+  GgufWriter rope = tiny_writer({});
+  rope.add_u32("llama.rope.dimension_count", 2);  // head_dim is 4
+  expect_load_error(rope.bytes(), "llama.rope.dimension_count differs from the head dimension 4");
 }
 
 TEST(GgufModel, RopeScaling) {
@@ -239,7 +243,8 @@ TEST(GgufModel, RopeScaling) {
 
 TEST(GgufModel, RefusesBadModels) {
   GgufWriter arch = tiny_writer({.arch = "mamba"});
-  expect_load_error(arch.bytes(), "unsupported architecture 'mamba' (supported: llama, qwen2, qwen3, gemma3)");
+  expect_load_error(arch.bytes(),
+                    "unsupported architecture 'mamba' (supported: llama, qwen2, qwen3, gemma3)");
 
   GgufWriter shape = tiny_writer({});
   shape.add_f32_tensor("output.weight", {16, 11});  // vocab 11, embedding says 10
@@ -272,7 +277,8 @@ TEST(GgufModel, RefusesMissingLayerTensor) {
 // (tools/make_gguf_fuzz_seeds.py; its constants are the expected values here).
 std::string seed_path(const char* name) {
   // PAGODA_TEST_DATA is <root>/tests/data (which need not exist, so no "..").
-  const std::filesystem::path root = std::filesystem::path(PAGODA_TEST_DATA).parent_path().parent_path();
+  const std::filesystem::path root =
+      std::filesystem::path(PAGODA_TEST_DATA).parent_path().parent_path();
   return (root / "fuzz" / "corpus" / "gguf_fuzz" / name).string();
 }
 
@@ -312,15 +318,17 @@ TEST(GgufModelSeeds, FilesFromAnotherWriterLoad) {
 std::string cached_model(const char* name) {
   const char* env = std::getenv("PAGODA_CACHE");
   const char* home = std::getenv("HOME");
-  std::filesystem::path dir = env != nullptr ? std::filesystem::path(env)
-                                             : std::filesystem::path(home != nullptr ? home : "") / ".cache/pagoda";
+  std::filesystem::path dir =
+      env != nullptr ? std::filesystem::path(env)
+                     : std::filesystem::path(home != nullptr ? home : "") / ".cache/pagoda";
   const std::filesystem::path path = dir / name;
   return std::filesystem::exists(path) ? path.string() : std::string();
 }
 
 TEST(GgufModelReal, SmolLM2) {
   const std::string path = cached_model("SmolLM2-135M-Instruct.Q4_1.gguf");
-  if (path.empty()) GTEST_SKIP() << "SmolLM2-135M-Instruct.Q4_1.gguf not in $PAGODA_CACHE or ~/.cache/pagoda";
+  if (path.empty())
+    GTEST_SKIP() << "SmolLM2-135M-Instruct.Q4_1.gguf not in $PAGODA_CACHE or ~/.cache/pagoda";
   const LoadedModel m = load_gguf_model(GgufFile::open(path));
   const ModelSpec& s = m.spec;
   EXPECT_EQ(s.arch, Arch::Llama);
@@ -348,7 +356,8 @@ TEST(GgufModelReal, SmolLM2) {
 
 TEST(GgufModelReal, Gemma3_270m) {
   const std::string path = cached_model("gemma-3-270m-q4_k_m.gguf");
-  if (path.empty()) GTEST_SKIP() << "gemma-3-270m-q4_k_m.gguf not in $PAGODA_CACHE or ~/.cache/pagoda";
+  if (path.empty())
+    GTEST_SKIP() << "gemma-3-270m-q4_k_m.gguf not in $PAGODA_CACHE or ~/.cache/pagoda";
   const LoadedModel m = load_gguf_model(GgufFile::open(path));
   const ModelSpec& s = m.spec;
   EXPECT_EQ(s.arch, Arch::Gemma3);

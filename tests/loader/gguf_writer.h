@@ -130,7 +130,9 @@ class GgufWriter {
   }
 
  private:
-  [[nodiscard]] uint64_t align(uint64_t n) const { return (n + alignment - 1) / alignment * alignment; }
+  [[nodiscard]] uint64_t align(uint64_t n) const {
+    return (n + alignment - 1) / alignment * alignment;
+  }
   void pad(Bytes& out) const { out.data.resize(align(out.data.size())); }
 
   std::vector<Bytes> kvs_;

@@ -160,6 +160,12 @@ TEST(HfConfig, ErrorsNameTheField) {
     EXPECT_NE(error_of(with(key, 0)).find(std::string(key) + " = 0 is out of range"), std::string::npos);
     EXPECT_NE(error_of(with(key, 1ll << 40)).find("out of range"), std::string::npos);
   }
+  // Parsed from text, a non-negative literal is unsigned in nlohmann: still range-checked.
+  EXPECT_NE(error_of(json::parse(R"({"architectures":["LlamaForCausalLM"],"hidden_size":0,"intermediate_size":1,)"
+                                 R"("num_hidden_layers":1,"num_attention_heads":1,"vocab_size":1})"))
+                .find("hidden_size = 0 is out of range"),
+            std::string::npos);
+  EXPECT_NE(error_of(with("rope_theta", 1e300)).find("rope_theta = 1e+300 is out of range"), std::string::npos);
   EXPECT_NE(error_of(with("rms_norm_eps", "x")).find("rms_norm_eps must be a number"), std::string::npos);
   EXPECT_NE(error_of(with("tie_word_embeddings", 1)).find("tie_word_embeddings must be true or false"),
             std::string::npos);

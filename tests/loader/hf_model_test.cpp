@@ -90,18 +90,21 @@ TEST(HfModel, LoadsEveryReferenceCheckpoint) {
     EXPECT_EQ(spec.num_layers, config.at("num_hidden_layers").get<int>());
     const bool gemma = spec.arch == Arch::Gemma3;
 
-    const auto file = SafetensorsFile::open((dir / "model.safetensors").string());
+    // Read on their own: the files as transformers wrote them (one of them sharded).
+    const auto set = SafetensorsSet::open_dir(dir.string());
+    EXPECT_EQ(set->num_files(), dir.filename() == "llama2-fp32" ? 3u : 1u);
     const bool bf16 = dir.filename().string().ends_with("-bf16");
     size_t mapped = 0;
-    for (const SafetensorsTensorInfo& info : file->tensors()) {
-      SCOPED_TRACE(info.name);
+    for (const std::string& hf_name : set->names()) {
+      SCOPED_TRACE(hf_name);
+      const SafetensorsTensorInfo& info = *set->find(hf_name);
       const std::string name = canonical_name(info.name, gemma);
       ASSERT_NE(name, "");
       const Tensor& w = model.weights.get(name);
       ++mapped;
       EXPECT_EQ(w.shape(), info.shape);
       EXPECT_EQ(info.dtype, bf16 ? DType::BF16 : DType::F32);
-      const Tensor raw = file->tensor(info);
+      const Tensor raw = set->tensor(hf_name);
       if (info.shape.size() == 2) {
         ASSERT_EQ(w.dtype(), info.dtype);  // kept as stored
         ASSERT_EQ(std::memcmp(w.raw(), raw.raw(), raw.nbytes()), 0);
@@ -160,7 +163,9 @@ class HfModelBroken : public ::testing::Test {
   // A copy of a reference checkpoint with config.json edited.
   void copy_with(const std::string& name, const std::function<void(json&)>& edit) {
     const fs::path src = fs::path(PAGODA_TEST_DATA) / "hf" / name;
-    for (const char* file : {"model.safetensors", "generation_config.json"}) fs::copy_file(src / file, dir_ / file);
+    for (const auto& entry : fs::directory_iterator(src)) {
+      if (entry.path().filename() != "config.json") fs::copy_file(entry.path(), dir_ / entry.path().filename());
+    }
     json config = read_json(src / "config.json");
     edit(config);
     std::ofstream(dir_ / "config.json") << config.dump();
@@ -191,6 +196,19 @@ TEST_F(HfModelBroken, MoreLayersMissTensors) {
   EXPECT_NE(error().find("missing tensor model.layers.2."), std::string::npos) << error();
 }
 
+TEST_F(HfModelBroken, ShardMissingATensor) {
+  copy_with("llama2-fp32", [](json&) {});
+  EXPECT_EQ(error(), "");
+  std::ifstream in(dir_ / "model.safetensors.index.json");
+  json index = json::parse(in);
+  in.close();
+  index["weight_map"]["model.norm.weight"] = "model-00001-of-00003.safetensors";
+  std::ofstream(dir_ / "model.safetensors.index.json") << index.dump();
+  EXPECT_NE(error().find("index puts tensor model.norm.weight in model-00001-of-00003.safetensors"),
+            std::string::npos)
+      << error();
+}
+
 TEST_F(HfModelBroken, ShapeMismatch) {
   copy_with("mistral-fp32", [](json& c) { c["intermediate_size"] = 96; });
   EXPECT_NE(error().find("has shape [128, 64] but config.json implies [96, 64]"), std::string::npos) << error();
@@ -202,7 +220,7 @@ TEST_F(HfModelBroken, UntiedWithoutLmHead) {
 }
 
 TEST_F(HfModelBroken, TiedIgnoresStoredLmHead) {
-  copy_with("llama2-fp32", [](json& c) { c["tie_word_embeddings"] = true; });
+  copy_with("llama-linear-fp32", [](json& c) { c["tie_word_embeddings"] = true; });
   EXPECT_EQ(error(), "");
 }
 

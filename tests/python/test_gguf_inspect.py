@@ -11,7 +11,8 @@ from gguf import GGUFReader, GGUFValueType
 
 from conftest import ROOT, model_path
 
-SEEDS = sorted((ROOT / "fuzz" / "corpus" / "gguf_fuzz").glob("*.gguf"))  # tools/make_gguf_fuzz_seeds.py
+# Written by tools/make_gguf_fuzz_seeds.py.
+SEEDS = sorted((ROOT / "fuzz" / "corpus" / "gguf_fuzz").glob("*.gguf"))
 
 SUMMARY_LENGTH = 64  # arrays longer than this are summarized unless --full
 
@@ -23,7 +24,9 @@ def flatten(value):
 
 
 def inspect(pagoda_bin, path, *args):
-    result = subprocess.run([pagoda_bin, "inspect", str(path), *args], capture_output=True, text=True)
+    result = subprocess.run(
+        [pagoda_bin, "inspect", str(path), *args], capture_output=True, text=True
+    )
     assert result.returncode == 0, result.stderr
     return json.loads(result.stdout)
 

@@ -8,7 +8,8 @@
 //   bit_lanes(x, base)   lane l = (x >> (base + l)) & 1
 //   srl, shl, and_, or_, xor_, sub (with an int), or_ (two vectors)
 //   to_f, set1, mul, add, sub_f, store, and f16_row/bf16_row for plain half rows;
-//   zero, load, fma, hsum for the fused dot product.
+//   zero, load, fma, hsum for the fused dot product; load_f16(p) for scale fields (F16C:
+//   exact, like half.h, for every non-NaN value).
 // Included inside an anonymous namespace by design: each ISA gets its own copy.
 #pragma once
 
@@ -17,16 +18,9 @@
 
 #include "backend/cpu/dequant.h"
 #include "core/dtype.h"
-#include "core/half.h"
 
 namespace pagoda::cpu {
 namespace {
-
-inline float simd_load_f16(const uint8_t* p) {
-  uint16_t v;
-  std::memcpy(&v, p, 2);
-  return f16_to_f32(v);
-}
 
 inline uint32_t simd_load_u32(const uint8_t* p) {
   uint32_t v;
@@ -36,7 +30,7 @@ inline uint32_t simd_load_u32(const uint8_t* p) {
 
 template <class V, class Out>
 void simd_q4_0(const uint8_t* b, Out&& out) {
-  const auto d = V::set1(simd_load_f16(b));
+  const auto d = V::set1(V::load_f16(b));
   for (int j = 0; j < 16; j += V::kLanes) {
     const auto q = V::load_u8(b + 2 + j);
     out(j, V::mul(d, V::to_f(V::sub(V::and_(q, 0x0f), 8))));
@@ -46,8 +40,8 @@ void simd_q4_0(const uint8_t* b, Out&& out) {
 
 template <class V, class Out>
 void simd_q4_1(const uint8_t* b, Out&& out) {
-  const auto d = V::set1(simd_load_f16(b));
-  const auto m = V::set1(simd_load_f16(b + 2));
+  const auto d = V::set1(V::load_f16(b));
+  const auto m = V::set1(V::load_f16(b + 2));
   for (int j = 0; j < 16; j += V::kLanes) {
     const auto q = V::load_u8(b + 4 + j);
     out(j, V::add(V::mul(d, V::to_f(V::and_(q, 0x0f))), m));
@@ -57,8 +51,8 @@ void simd_q4_1(const uint8_t* b, Out&& out) {
 
 template <class V, bool kHasMin, class Out>
 void simd_q5(const uint8_t* b, Out&& out) {
-  const auto d = V::set1(simd_load_f16(b));
-  const auto m = V::set1(kHasMin ? simd_load_f16(b + 2) : 0.0f);
+  const auto d = V::set1(V::load_f16(b));
+  const auto m = V::set1(kHasMin ? V::load_f16(b + 2) : 0.0f);
   const uint32_t qh = simd_load_u32(b + (kHasMin ? 4 : 2));
   const uint8_t* qs = b + (kHasMin ? 8 : 6);
   for (int j = 0; j < 16; j += V::kLanes) {
@@ -77,7 +71,7 @@ void simd_q5(const uint8_t* b, Out&& out) {
 
 template <class V, class Out>
 void simd_q8_0(const uint8_t* b, Out&& out) {
-  const auto d = V::set1(simd_load_f16(b));
+  const auto d = V::set1(V::load_f16(b));
   for (int j = 0; j < 32; j += V::kLanes) out(j, V::mul(V::to_f(V::load_i8(b + 2 + j)), d));
 }
 
@@ -85,8 +79,8 @@ template <class V, class Out>
 void simd_q2_k(const uint8_t* b, Out&& out) {
   const uint8_t* scales = b;
   const uint8_t* qs = b + 16;
-  const float d = simd_load_f16(b + 80);
-  const float dmin = simd_load_f16(b + 82);
+  const float d = V::load_f16(b + 80);
+  const float dmin = V::load_f16(b + 82);
   for (int e = 0; e < 256; e += V::kLanes) {
     const int h = e / 128, s = (e / 32) % 4, l = e % 32;
     const uint8_t sc = scales[e / 16];
@@ -102,7 +96,7 @@ void simd_q3_k(const uint8_t* b, Out&& out) {
   const uint8_t* hmask = b;
   const uint8_t* qs = b + 32;
   const uint8_t* scales = b + 96;
-  const float d = simd_load_f16(b + 108);
+  const float d = V::load_f16(b + 108);
   for (int e = 0; e < 256; e += V::kLanes) {
     const int i = e / 16, h = e / 128, s = (e / 32) % 4, l = e % 32;
     const int lo = (scales[i % 8] >> (4 * (i / 8))) & 0x0f;
@@ -126,8 +120,8 @@ inline void simd_k_scale_min(const uint8_t* s, int j, int& sc, int& mn) {
 
 template <class V, bool kFifthBit, class Out>
 void simd_q45_k(const uint8_t* b, Out&& out) {
-  const float d = simd_load_f16(b);
-  const float dmin = simd_load_f16(b + 2);
+  const float d = V::load_f16(b);
+  const float dmin = V::load_f16(b + 2);
   const uint8_t* scales = b + 4;
   const uint8_t* qh = b + 16;
   const uint8_t* qs = b + (kFifthBit ? 48 : 16);
@@ -150,7 +144,7 @@ void simd_q6_k(const uint8_t* b, Out&& out) {
   const uint8_t* ql = b;
   const uint8_t* qh = b + 128;
   const auto* scales = reinterpret_cast<const int8_t*>(b + 192);
-  const float d = simd_load_f16(b + 208);
+  const float d = V::load_f16(b + 208);
   for (int e = 0; e < 256; e += V::kLanes) {
     const int h = e / 128, s = (e / 32) % 4, l = e % 32;
     const auto dl = V::set1(d * static_cast<float>(scales[e / 16]));

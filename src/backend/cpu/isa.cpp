@@ -4,14 +4,29 @@
 #include "backend/cpu/vec_dot.h"
 #include "core/error.h"
 
+#if defined(__x86_64__) || defined(__i386__)
+#include <cpuid.h>
+#endif
+
 namespace pagoda::cpu {
+
+namespace {
+
+#if defined(__x86_64__) || defined(__i386__)
+// F16C straight from CPUID: clang's __builtin_cpu_supports does not know "f16c".
+bool has_f16c() {
+  unsigned a = 0, b = 0, c = 0, d = 0;
+  return __get_cpuid(1, &a, &b, &c, &d) != 0 && (c & bit_F16C) != 0;
+}
+#endif
+
+}  // namespace
 
 bool isa_supported(const char* isa) {
   if (std::strcmp(isa, "portable") == 0) return true;
 #if defined(__x86_64__) || defined(__i386__)
   if (std::strcmp(isa, "avx2") == 0) {
-    return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") &&
-           __builtin_cpu_supports("f16c");
+    return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") && has_f16c();
   }
   if (std::strcmp(isa, "avx512") == 0) {
     return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&

@@ -15,6 +15,8 @@ constexpr int64_t kMinRowsPerChunk = 16;
 // Up to this many activation rows, quantized weights are dequantized in registers and
 // consumed at once; beyond, a dequantized tile in a buffer is reused for every row.
 constexpr int64_t kMaxFusedRows = 4;
+// Bytes of activations per block of rows (see x_block below): well inside a 1-2 MiB L2.
+constexpr int64_t kActivationBlockBytes = 256 << 10;
 
 }  // namespace
 
@@ -35,39 +37,43 @@ void matmul(ThreadPool& pool, const VecDotKernels& kernels, const float* x, int6
   }
   const int64_t chunk_rows = (n + num_chunks - 1) / num_chunks;
 
+  // Activation rows are visited in blocks that stay in L2 while a thread's weight tiles
+  // pass over them; a tile is dequantized again per block, which costs little next to
+  // the block's dot products.
+  const int64_t x_block = std::max<int64_t>(kTileRows, kActivationBlockBytes / (k * static_cast<int64_t>(sizeof(float))));
+
   pool.parallel_for(num_tiles * num_chunks, [&](int64_t begin, int64_t end) {
     thread_local std::vector<float> buffer;
     if (w_type != DType::F32 && buffer.size() < static_cast<size_t>(kTileRows * k)) {
       buffer.resize(static_cast<size_t>(kTileRows * k));
     }
-    for (int64_t task = begin; task < end; ++task) {
-      const int64_t tile = task % num_tiles;
-      const int64_t row0 = (task / num_tiles) * chunk_rows;
-      const int64_t rows = std::min(chunk_rows, n - row0);
-      if (rows <= 0) continue;
-      const int64_t j0 = tile * kTileRows;
-      const int nw = static_cast<int>(std::min<int64_t>(kTileRows, m - j0));
-      if (info.quantized && n <= kMaxFusedRows) {
-        for (int j = 0; j < nw; ++j) {
-          kernels.dot_quant_rows(w_type, w_bytes + static_cast<size_t>(j0 + j) * w_row_bytes, x + row0 * k,
-                                 static_cast<int>(rows), k, out + row0 * m + j0 + j, m);
+    for (int64_t xb = 0; xb < n; xb += x_block) {
+      for (int64_t task = begin; task < end; ++task) {
+        const int64_t tile = task % num_tiles;
+        const int64_t chunk0 = (task / num_tiles) * chunk_rows;
+        const int64_t row0 = std::max(chunk0, xb);
+        const int64_t row_end = std::min({chunk0 + chunk_rows, xb + x_block, n});
+        if (row0 >= row_end) continue;
+        const int rows = static_cast<int>(row_end - row0);
+        const int64_t j0 = tile * kTileRows;
+        const int nw = static_cast<int>(std::min<int64_t>(kTileRows, m - j0));
+        if (info.quantized && n <= kMaxFusedRows) {
+          for (int j = 0; j < nw; ++j) {
+            kernels.dot_quant_rows(w_type, w_bytes + static_cast<size_t>(j0 + j) * w_row_bytes, x + row0 * k, rows,
+                                   k, out + row0 * m + j0 + j, m);
+          }
+          continue;
         }
-        continue;
-      }
-      const float* tile_w;
-      if (w_type == DType::F32) {
-        tile_w = reinterpret_cast<const float*>(w_bytes + static_cast<size_t>(j0) * w_row_bytes);
-      } else {
-        for (int j = 0; j < nw; ++j) {
-          kernels.dequant_row(w_type, w_bytes + static_cast<size_t>(j0 + j) * w_row_bytes, buffer.data() + j * k, k);
+        const float* tile_w;
+        if (w_type == DType::F32) {
+          tile_w = reinterpret_cast<const float*>(w_bytes + static_cast<size_t>(j0) * w_row_bytes);
+        } else {
+          for (int j = 0; j < nw; ++j) {
+            kernels.dequant_row(w_type, w_bytes + static_cast<size_t>(j0 + j) * w_row_bytes, buffer.data() + j * k, k);
+          }
+          tile_w = buffer.data();
         }
-        tile_w = buffer.data();
-      }
-      for (int64_t i = row0; i < row0 + rows;) {
-        // dot_tile takes an int count; step in bounded pieces.
-        const int nx = static_cast<int>(std::min<int64_t>(row0 + rows - i, 1 << 16));
-        kernels.dot_tile(x + i * k, nx, tile_w, nw, k, out + i * m + j0, m);
-        i += nx;
+        kernels.dot_tile(x + row0 * k, rows, tile_w, nw, k, out + row0 * m + j0, m);
       }
     }
   });

@@ -12,7 +12,7 @@ namespace pagoda::cpu {
 struct VecDotKernels {
   const char* isa;  // "avx512", "avx2" or "portable"
   // dst[0, k) = row of k elements of `type` (not F32: the driver reads F32 in place).
-  // Bit-identical to dequantize_row (dequant.h) on every ISA.
+  // Bit-identical to dequantize_row (dequant.h) on every ISA, NaN payloads aside.
   void (*dequant_row)(DType type, const void* src, float* dst, int64_t k);
   // out[i * ldo + j] = sum_c x[i * k + c] * w[j * k + c] for i < nx, j < nw; nw <= kTileRows.
   void (*dot_tile)(const float* x, int nx, const float* w, int nw, int64_t k, float* out,

@@ -2,6 +2,8 @@
 // CPU supports them (isa.cpp).
 #include <immintrin.h>
 
+#include <cstring>
+
 #include "backend/cpu/vec_dot.h"
 #include "core/half.h"
 
@@ -16,6 +18,11 @@ float hsum(__m256 v) {
 }
 
 struct V256 {
+  static float load_f16(const uint8_t* p) {
+    uint16_t h;
+    std::memcpy(&h, p, 2);
+    return _cvtsh_ss(h);
+  }
   static constexpr int kLanes = 8;
   using I = __m256i;
   using F = __m256;

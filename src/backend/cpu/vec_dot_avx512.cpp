@@ -2,9 +2,13 @@
 // when the CPU supports them (isa.cpp).
 // GCC 12's AVX-512 headers build "undefined" vectors by self-initialization, which
 // -Wuninitialized reports wherever extract/shuffle intrinsics are inlined: a false positive.
+#if defined(__GNUC__) && !defined(__clang__)
 #pragma GCC diagnostic ignored "-Wuninitialized"
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#endif
 #include <immintrin.h>
+
+#include <cstring>
 
 #include "backend/cpu/vec_dot.h"
 #include "core/half.h"
@@ -23,6 +27,11 @@ float hsum(__m512 v) {
 }
 
 struct V512 {
+  static float load_f16(const uint8_t* p) {
+    uint16_t h;
+    std::memcpy(&h, p, 2);
+    return _cvtsh_ss(h);
+  }
   static constexpr int kLanes = 16;
   using I = __m512i;
   using F = __m512;

@@ -13,7 +13,7 @@ Only valid Unicode scalar values are produced, so every string encodes to valid 
 invalid UTF-8 is deliberately not part of the corpus (a byte string is not a `text`).
 
 Command (from the repo root; any Python 3.9+ works, no third-party packages):
-    python3 tools/corpus/make_corpus.py
+    python3 tools/corpus/make_corpus.py [OUT]     # OUT defaults to tools/corpus/corpus.jsonl
 """
 
 from __future__ import annotations
@@ -55,6 +55,7 @@ def json_line(obj) -> str:
 
 
 def main() -> None:
+    out = Path(sys.argv[1]) if len(sys.argv) > 1 else OUT
     rng = random.Random(SEED)
     c = Corpus()
     all_seeds = [(cat, s) for cat, items in CATEGORIES.items() for s in items]
@@ -151,10 +152,10 @@ def main() -> None:
     while len(c.items) < max(n_soup, TARGET):
         c.add("soup", "".join(rng.choice(pool) for _ in range(rng.randint(1, 30))))
 
-    with open(OUT, "w", encoding="utf-8", newline="\n") as f:
+    with open(out, "w", encoding="utf-8", newline="\n") as f:
         for cat, text in c.items:
             f.write(json_line({"category": cat, "text": text}) + "\n")
-    print(f"wrote {len(c.items)} strings to {OUT}", file=sys.stderr)
+    print(f"wrote {len(c.items)} strings to {out}", file=sys.stderr)
 
 
 if __name__ == "__main__":

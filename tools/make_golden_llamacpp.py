@@ -66,7 +66,7 @@ CHAT_MESSAGES = [{"role": "user",
 CHAT_INDEX = 5  # where the chat prompt sits in the case list
 
 
-def render_chat(template: str, bos_token: str, eos_token: str) -> str:
+def render_chat(template: str, bos_token: str, eos_token: str, add_bos: bool) -> str:
     env = jinja2.Environment(trim_blocks=True, lstrip_blocks=True)
 
     def raise_exception(msg):
@@ -75,9 +75,10 @@ def render_chat(template: str, bos_token: str, eos_token: str) -> str:
     env.globals["raise_exception"] = raise_exception
     text = env.from_string(template).render(messages=CHAT_MESSAGES, add_generation_prompt=True,
                                             bos_token=bos_token, eos_token=eos_token)
-    # The tokenizer adds BOS itself (add_bos_token); llama.cpp's chat code likewise drops a
-    # template's leading BOS text so the prompt does not start with two BOS tokens.
-    return R.strip_leading(text, bos_token)
+    # When the tokenizer adds BOS itself (add_bos_token), llama.cpp's chat code
+    # (common/chat.cpp) drops a template's leading BOS text so the prompt does not start
+    # with two BOS tokens. Without add_bos the text stays (SmolLM2's BOS is <|im_start|>).
+    return R.strip_leading(text, bos_token) if add_bos else text
 
 
 def chat_template_for(key: str, model: R.Model, gemma_template: Path) -> str:
@@ -113,7 +114,8 @@ def run_model(key: str, filename: str, gemma_template: Path) -> dict:
     bos_id = R.L.llama_vocab_bos(model.vocab)
     eos_id = R.L.llama_vocab_eos(model.vocab)
     bos_text, eos_text = token_text(model, bos_id), token_text(model, eos_id)
-    chat = render_chat(chat_template_for(key, model, gemma_template), bos_text, eos_text)
+    chat = render_chat(chat_template_for(key, model, gemma_template), bos_text, eos_text,
+                       model.add_bos)
 
     prompts = [(p, False) for p in PLAIN_PROMPTS]
     prompts.insert(CHAT_INDEX, (chat, True))

@@ -72,6 +72,11 @@ class Vocab:
         self.types = np.asarray(fields["tokenizer.ggml.token_type"].contents())
         self.byte_dec = gpt2_byte_decoder()
         self.cache = {}
+        # A byte-level BPE vocab may lack some single-byte tokens (SmolLM2 has none for
+        # 0x04, 0x1d, 0xc0, 0xff, ...); such bytes cannot be encoded and are dropped.
+        present = set(self.tokens)
+        self.missing = {b for ch, b in self.byte_dec.items() if ch not in present} \
+            if self.model == "gpt2" else set()
 
     def __len__(self):
         return len(self.tokens)
@@ -92,6 +97,10 @@ class Vocab:
             out = text.replace("\u2581", " ").encode("utf-8")
         self.cache[tid] = out
         return out
+
+    def encodable(self, text):
+        """The bytes of text that any tokenization with this vocab can reproduce."""
+        return bytes(b for b in text.encode("utf-8") if b not in self.missing)
 
     def spell(self, ids):
         return b"".join(self.piece(t) for t in ids)
@@ -119,14 +128,17 @@ def test_greedy_golden_matches_model(name):
     for case in data["cases"]:
         ids = case["prompt_ids"]
         assert all(0 <= t < len(v) for t in ids + case["output_ids"])
-        assert (ids[0] == v.bos) == v.add_bos
+        if v.add_bos:
+            assert ids[0] == v.bos
+        elif not case["parse_special"]:  # SmolLM2's BOS is <|im_start|>, in chat text
+            assert v.bos not in ids
         assert len(case["output_ids"]) == 64 and len(case["top2_margins"]) == 64
         assert all(m >= 0 for m in case["top2_margins"])
         spelled = v.spell(case["output_ids"]).decode("utf-8", errors="replace")
         assert spelled == case["output_text"]
         if not case["parse_special"]:
             body = ids[1:] if v.add_bos else ids
-            assert v.spell(body).decode("utf-8") == case["prompt"]
+            assert v.spell(body) == v.encodable(case["prompt"])
 
 
 def load_tokens(name):
@@ -147,10 +159,9 @@ def test_tokenizer_golden_spells_its_text(name):
         ids = case["ids"]
         assert all(0 <= t < len(v) for t in ids)
         assert v.bos not in ids  # add_special=False
-        if v.spell(ids) != case["text"].encode("utf-8"):
+        if v.spell(ids) != v.encodable(case["text"]):
             bad.append(case["text"])
-    # A lossless tokenizer spells every input back. Known lossy spots are listed in the
-    # README; none are expected for these two vocabularies.
+    # Tokenization loses nothing but the bytes the vocab cannot represent at all.
     assert not bad, f"{len(bad)} cases do not spell their text, e.g. {bad[:3]!r}"
 
 

@@ -12,7 +12,9 @@ with GGML_NATIVE=ON. Batch size 1, one sequence:
     argmax of the previous logits (greedy), wall clock for all steps together;
   * repeated --iters times (cache cleared in between); the median of each is reported.
 peak_rss_mb is the process's peak resident set (getrusage ru_maxrss), which includes the
-Python interpreter (baseline_rss_mb, measured before the model is loaded).
+Python interpreter (baseline_rss_mb, measured before the model is loaded). CPU seconds
+per phase and the load average are recorded too: wall clock on a shared machine is only
+meaningful when load_average is below the core count.
 
 Command:
     /opt/llama-venv/bin/python tools/bench_llamacpp.py --model ~/.cache/pagoda/X.gguf \
@@ -23,6 +25,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import resource
 import statistics
 import sys
@@ -44,19 +47,20 @@ def valid_ids(model: R.Model) -> np.ndarray:
     return np.array(ids, dtype=np.int64)
 
 
-def one_run(ctx: R.Context, prompt: list[int], n_out: int) -> tuple[float, float]:
+def one_run(ctx: R.Context, prompt: list[int], n_out: int) -> tuple[float, float, float, float]:
+    """(prefill wall s, decode wall s, prefill cpu s, decode cpu s); cpu = all threads."""
     ctx.clear()
-    t0 = time.perf_counter()
+    c0, t0 = time.process_time(), time.perf_counter()
     ctx.decode(prompt)
     ctx.synchronize()
-    t1 = time.perf_counter()
+    c1, t1 = time.process_time(), time.perf_counter()
     tid = int(np.argmax(ctx.last_logits()))
     for _ in range(n_out):
         ctx.decode([tid])
         tid = int(np.argmax(ctx.last_logits()))
     ctx.synchronize()
-    t2 = time.perf_counter()
-    return t1 - t0, t2 - t1
+    c2, t2 = time.process_time(), time.perf_counter()
+    return t1 - t0, t2 - t1, c1 - c0, c2 - c1
 
 
 def main() -> None:
@@ -81,11 +85,13 @@ def main() -> None:
     prompt = [int(x) for x in rng.choice(pool, size=args.input_len)]
 
     one_run(ctx, prompt, min(4, args.output_len))  # warm-up: page in weights, fill caches
-    prefill_s, decode_s = [], []
+    prefill_s, decode_s, prefill_cpu, decode_cpu = [], [], [], []
     for _ in range(args.iters):
-        p, d = one_run(ctx, prompt, args.output_len)
+        p, d, pc, dc = one_run(ctx, prompt, args.output_len)
         prefill_s.append(p)
         decode_s.append(d)
+        prefill_cpu.append(pc)
+        decode_cpu.append(dc)
     ctx.close()
     model.close()
 
@@ -103,6 +109,13 @@ def main() -> None:
         "iters": args.iters,
         "prefill_s": [round(x, 5) for x in prefill_s],
         "decode_s": [round(x, 5) for x in decode_s],
+        # CPU seconds of all threads: on a shared, overloaded machine wall clock mostly
+        # measures waiting; these show the work itself (spin-waiting counts as work
+        # unless OMP_WAIT_POLICY=PASSIVE).
+        "prefill_cpu_s": [round(x, 5) for x in prefill_cpu],
+        "decode_cpu_s": [round(x, 5) for x in decode_cpu],
+        "load_average": [round(x, 2) for x in os.getloadavg()],
+        "omp_wait_policy": os.environ.get("OMP_WAIT_POLICY", "(default)"),
         "context": ctx.params,
         "system_info": R.system_info(),
     }

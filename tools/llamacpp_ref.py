@@ -7,7 +7,8 @@ the high-level `Llama` class, whose generate() applies default samplers and stop
 
 Runs in the llama.cpp venv, not the repo's .venv:
     python3 -m venv /opt/llama-venv
-    CMAKE_BUILD_PARALLEL_LEVEL=2 CMAKE_ARGS="-DGGML_NATIVE=ON" \
+    CMAKE_BUILD_PARALLEL_LEVEL=2 \
+    CMAKE_ARGS="-DGGML_NATIVE=ON -DLLAMA_BUILD_EXAMPLES=OFF -DLLAMA_BUILD_TESTS=OFF" \
         /opt/llama-venv/bin/pip install llama-cpp-python==0.3.36
 """
 

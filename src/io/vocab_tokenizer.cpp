@@ -145,9 +145,9 @@ class VocabTokenizer final : public Tokenizer {
     for (size_t i = 0; i < n; ++i) {
       const std::string& text = vocab_.tokens[i];
       if (text.empty()) continue;  // can be neither matched nor produced
-      const auto [it, inserted] = vocab_.ids.emplace(text, static_cast<int32_t>(i));
-      if (!inserted) {
-        fail("tokenizer: duplicate token '", text, "' has ids ", it->second, " and ", i);
+      const int32_t previous = vocab_.ids.insert(vocab_.tokens, static_cast<int32_t>(i));
+      if (previous >= 0) {
+        fail("tokenizer: duplicate token '", text, "' has ids ", previous, " and ", i);
       }
     }
 

@@ -246,6 +246,45 @@ TEST(SentencePieceBpe, InvalidInputBytesFallBackAndDecodeToReplacement) {
   EXPECT_EQ(tok->decode(ids), "a\xEF\xBF\xBD" "b");
 }
 
+// Arbitrary bytes (hostile input): never a crash, and decoding gives the text back with
+// invalid UTF-8 replaced, for both models (their vocabularies cover every byte).
+TEST(VocabTokenizer, ArbitraryBytesRoundTripUpToReplacement) {
+  VocabData bpe_vocab = small_bpe();
+  bpe_vocab.pre = "smollm";  // "gpt-2" decodes with clean_spaces (" ?" -> "?")
+  const auto bpe = make_tokenizer(bpe_vocab);
+  const auto spm = make_tokenizer(small_spm());
+  std::mt19937 rng(3);
+  const std::vector<std::string> pieces = {"a", "b", " ", "</s>", "<s>", "\xE2\x96\x81", "\n"};
+  for (int round = 0; round < 3000; ++round) {
+    std::string text;
+    const int n = static_cast<int>(rng() % 24);
+    for (int i = 0; i < n; ++i) {
+      if (rng() % 2) {
+        text += static_cast<char>(rng() % 256);
+      } else {
+        text += pieces[rng() % pieces.size()];
+      }
+    }
+    const bool parse = rng() % 2;
+    // Byte-level BPE replaces invalid input bytes before tokenizing (as llama.cpp does).
+    EXPECT_EQ(bpe->decode(bpe->encode(text, true, parse), false),
+              utf8_replace_invalid_subparts(utf8_replace_invalid_bytes(text)));
+    // SentencePiece keeps them as byte tokens; only decoding replaces them. A U+2581 in
+    // the text is a space to SentencePiece, so it decodes as one (as in sentencepiece).
+    const std::string sanitized = utf8_replace_invalid_subparts(text);
+    std::string want;
+    for (size_t i = 0; i < sanitized.size(); ++i) {
+      if (sanitized.compare(i, 3, "\xE2\x96\x81") == 0) {
+        want += ' ';
+        i += 2;
+      } else {
+        want += sanitized[i];
+      }
+    }
+    EXPECT_EQ(spm->decode(spm->encode(text, false, parse), false), want);
+  }
+}
+
 // --- inconsistent vocabularies --------------------------------------------------------
 
 TEST(VocabData, InconsistentVocabulariesAreErrors) {

@@ -111,12 +111,18 @@ std::string show(const std::vector<int32_t>& ids) {
 
 // Every line of a golden {"text", "ids"} file, encoded without BOS and with special-token
 // text left as plain text.
-void expect_golden_ids(const ModelInfo& m, const Tokenizer& tok, const fs::path& path) {
+// `skip_text` (if not empty): lines containing it are not compared (see the caller).
+void expect_golden_ids(const ModelInfo& m, const Tokenizer& tok, const fs::path& path,
+                       std::string_view skip_text = {}) {
   const auto rows = read_jsonl(path);
   ASSERT_GT(rows.size(), 1000u) << path;
-  size_t mismatches = 0;
+  size_t mismatches = 0, skipped = 0;
   for (const json& row : rows) {
     const std::string text = row.at("text");
+    if (!skip_text.empty() && text.find(skip_text) != std::string::npos) {
+      ++skipped;
+      continue;
+    }
     const auto want = row.at("ids").get<std::vector<int32_t>>();
     const auto got = tok.encode(text, /*add_special=*/false, /*parse_special=*/false);
     if (got != want && ++mismatches <= 10) {
@@ -125,6 +131,7 @@ void expect_golden_ids(const ModelInfo& m, const Tokenizer& tok, const fs::path&
     }
   }
   EXPECT_EQ(mismatches, 0u) << "of " << rows.size() << " lines";
+  EXPECT_LT(skipped, rows.size() / 50) << "lines skipped";
 }
 
 class ModelTokenizer : public testing::TestWithParam<ModelInfo> {};
@@ -138,7 +145,13 @@ TEST_P(ModelTokenizer, MatchesLlamaCppOnCorpus) {
   REQUIRE_TOKENIZER(tok, GetParam());
   const fs::path path = data_dir() / (std::string(GetParam().name) + "_llamacpp.jsonl");
   if (!fs::exists(path)) GTEST_SKIP() << path << " is absent";
-  expect_golden_ids(GetParam(), *tok, path);
+  // One known divergence: llama.cpp forces every token spelled "</s>" to be a control,
+  // end-of-generation token (by text, for other models), so in Gemma 3 it leaves the HTML
+  // tag "</s>" (user-defined id 212, matched always by Gemma's own tokenizer.json) as
+  // plain text. pagoda follows the GGUF's token types and Gemma's tokenizer, which the
+  // Hugging Face comparison checks on these very lines.
+  const bool gemma = std::string(GetParam().name) == "gemma3";
+  expect_golden_ids(GetParam(), *tok, path, gemma ? "</s>" : "");
 }
 
 TEST_P(ModelTokenizer, SpecialTokenTextAndBos) {

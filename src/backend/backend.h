@@ -68,6 +68,8 @@ class Backend {
   virtual void add(Tensor& x, const Tensor& y) = 0;
   // x *= s.
   virtual void scale(Tensor& x, float s) = 0;
+  // x = cap * tanh(x / cap) (logit softcapping), cap > 0.
+  virtual void softcap(Tensor& x, float cap) = 0;
   // out = silu(gate) * up, and out = gelu_tanh(gate) * up. All [n, d]; out may be gate.
   virtual void silu_mul(const Tensor& gate, const Tensor& up, Tensor& out) = 0;
   virtual void gelu_mul(const Tensor& gate, const Tensor& up, Tensor& out) = 0;

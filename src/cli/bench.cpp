@@ -1,13 +1,96 @@
-#include <cstdio>
+// pagoda bench latency [MODEL] --input-len 128 --output-len 128 --batch-size 1 --output-json FILE
+// Times the prefill of batch-size random prompts and their decode, like
+// `vllm bench latency`, and prints (and optionally writes) JSON.
+#include <sys/resource.h>
 
+#include <cstdio>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <random>
+#include <string>
+
+#include "cli/args.h"
 #include "cli/commands.h"
+#include "cli/model_session.h"
+#include "runner/batch_generator.h"
 
 namespace pagoda::cli {
 
-// Placeholder until this command lands.
-int cmd_bench(int, char**) {
-  std::fputs("pagoda bench: not built yet\n", stderr);
-  return 2;
+namespace {
+
+double peak_rss_mb() {
+  struct rusage usage {};
+  getrusage(RUSAGE_SELF, &usage);
+  return static_cast<double>(usage.ru_maxrss) / 1024.0;  // ru_maxrss is in KiB on Linux
+}
+
+int bench_latency(int argc, char** argv) {
+  const Args args(argc, argv,
+                  {"input-len", "output-len", "batch-size", "output-json", "threads", "num-iters",
+                   "seed"});
+  if (args.positional().size() > 1) fail("expected at most one MODEL argument");
+  const std::string path = args.positional().empty() ? default_model_path() : args.positional()[0];
+  const int input_len = static_cast<int>(args.get_int("input-len", 128, 1, 1 << 20));
+  const int output_len = static_cast<int>(args.get_int("output-len", 128, 2, 1 << 20));
+  const int batch = static_cast<int>(args.get_int("batch-size", 1, 1, 4096));
+  const int iters = static_cast<int>(args.get_int("num-iters", 3, 1, 1000));
+  ModelSession session(path, static_cast<int>(args.get_int("threads", 0, 0, 1024)));
+
+  std::mt19937 rng(static_cast<uint32_t>(args.get_int("seed", 0, 0, 1LL << 31)));
+  const int vocab = session.model().spec().vocab_size;
+  std::uniform_int_distribution<int32_t> pick(0, vocab - 1);
+  std::vector<std::vector<int32_t>> prompts(static_cast<size_t>(batch));
+  for (auto& p : prompts) {
+    for (int i = 0; i < input_len; ++i) p.push_back(pick(rng));
+  }
+  GenerateOptions options;
+  options.max_tokens = output_len;
+  options.stop_at_eos = false;
+  options.prefill_chunk = input_len;
+  BatchGenerator generator(session.model(), session.backend());
+
+  generator.generate(prompts, options);  // warm-up
+  double prefill = 0, decode = 0;
+  for (int i = 0; i < iters; ++i) {
+    generator.generate(prompts, options);
+    prefill += generator.stats().prefill_seconds;
+    decode += generator.stats().decode_seconds;
+  }
+  prefill /= iters;
+  decode /= iters;
+  // The first output token of each sequence comes out of the prefill step.
+  const double decode_steps = output_len - 1;
+  nlohmann::json result = {
+      {"model", path},
+      {"backend", session.backend().name()},
+      {"input_len", input_len},
+      {"output_len", output_len},
+      {"batch_size", batch},
+      {"num_iters", iters},
+      {"prefill_seconds", prefill},
+      {"prefill_tokens_per_s", batch * input_len / prefill},
+      {"decode_seconds", decode},
+      {"decode_tokens_per_s", batch * decode_steps / decode},
+      {"decode_ms_per_step", 1000.0 * decode / decode_steps},
+      {"peak_rss_mb", peak_rss_mb()},
+  };
+  const std::string text = result.dump(2);
+  std::puts(text.c_str());
+  if (args.has("output-json")) {
+    std::ofstream out(args.get("output-json", ""));
+    if (!out) fail("cannot write ", args.get("output-json", ""));
+    out << text << '\n';
+  }
+  return 0;
+}
+
+}  // namespace
+
+int cmd_bench(int argc, char** argv) {
+  if (argc < 1) fail("usage: pagoda bench latency [MODEL] [options]");
+  const std::string which = argv[0];
+  if (which == "latency") return bench_latency(argc - 1, argv + 1);
+  fail("unknown benchmark ", which, " (known: latency)");
 }
 
 }  // namespace pagoda::cli

@@ -81,6 +81,20 @@ TEST_F(CpuOps, AddBiasAddScale) {
   }
 }
 
+TEST_F(CpuOps, Softcap) {
+  const int64_t n = 5000;
+  const std::vector<float> x = test::random_floats(rng_, n, 100.0f);
+  Tensor xt = make(*backend_, x, {n});
+  backend_->softcap(xt, 30.0f);
+  const std::vector<float> got = fetch(*backend_, xt);
+  for (int64_t i = 0; i < n; ++i) {
+    const double ref = 30.0 * std::tanh(static_cast<double>(x[i]) / 30.0);
+    ASSERT_NEAR(got[i], ref, 1e-5 * 30.0) << i;
+    ASSERT_LE(std::fabs(got[i]), 30.0f);
+  }
+  EXPECT_THROW(backend_->softcap(xt, 0.0f), Error);
+}
+
 TEST_F(CpuOps, SiluMulAndGeluMul) {
   const int64_t n = 9000;
   std::vector<float> gate = test::random_floats(rng_, n, 4.0f);

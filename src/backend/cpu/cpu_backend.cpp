@@ -128,6 +128,12 @@ class CpuBackend final : public Backend {
     cpu::scale(pool_, x.data<float>(), s, x.numel());
   }
 
+  void softcap(Tensor& x, float cap) override {
+    require_f32(x, "softcap", "x");
+    if (!(cap > 0)) fail("softcap: cap must be positive");
+    cpu::softcap(pool_, x.data<float>(), cap, x.numel());
+  }
+
   void silu_mul(const Tensor& gate, const Tensor& up, Tensor& out) override {
     check_gated(gate, up, out, "silu_mul");
     cpu::silu_mul(pool_, gate.data<float>(), up.data<float>(), gate.numel(), out.data<float>());

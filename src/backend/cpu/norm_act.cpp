@@ -52,6 +52,10 @@ void scale(ThreadPool& pool, float* x, float s, int64_t n) {
   for_chunks(pool, n, [&](int64_t i) { x[i] *= s; });
 }
 
+void softcap(ThreadPool& pool, float* x, float cap, int64_t n) {
+  for_chunks(pool, n, [&](int64_t i) { x[i] = std::tanh(x[i] / cap) * cap; });
+}
+
 void silu_mul(ThreadPool& pool, const float* gate, const float* up, int64_t n, float* out) {
   for_chunks(pool, n, [&](int64_t i) {
     const float g = gate[i];

@@ -16,6 +16,8 @@ void rms_norm(ThreadPool& pool, const float* x, const float* w, int64_t rows, in
 void add_bias(ThreadPool& pool, float* x, const float* bias, int64_t rows, int64_t dim);
 void add(ThreadPool& pool, float* x, const float* y, int64_t n);
 void scale(ThreadPool& pool, float* x, float s, int64_t n);
+// x = cap * tanh(x / cap), as transformers applies Gemma's logit softcapping.
+void softcap(ThreadPool& pool, float* x, float cap, int64_t n);
 // out = silu(gate) * up, silu(g) = g / (1 + exp(-g)). out may be gate.
 void silu_mul(ThreadPool& pool, const float* gate, const float* up, int64_t n, float* out);
 // out = gelu_tanh(gate) * up with torch's gelu(approximate='tanh'):

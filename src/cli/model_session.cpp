@@ -1,0 +1,14 @@
+#include "cli/model_session.h"
+
+#include "loader/gguf.h"
+
+namespace pagoda::cli {
+
+ModelSession::ModelSession(const std::string& path, int num_threads)
+    : backend_(make_cpu_backend(num_threads)), loaded_(load_model(path)) {
+  model_ = make_model(loaded_, *backend_);
+  if (loaded_.gguf == nullptr) fail("tokenizers for Hugging Face directories are not supported yet");
+  tokenizer_ = load_gguf_tokenizer(*loaded_.gguf);
+}
+
+}  // namespace pagoda::cli

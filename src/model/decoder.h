@@ -1,0 +1,70 @@
+// The decoder-only transformer every supported architecture is an instance of:
+// embed -> N x (attention block, MLP block) -> final norm -> logits. An architecture file
+// (llama.cpp, gemma3.cpp) only decides what differs: the attention type of each layer
+// (rope base, sliding window) — everything else is read from the ModelSpec's flags.
+#pragma once
+
+#include <vector>
+
+#include "model/model.h"
+
+namespace pagoda {
+
+// What one layer's attention does besides the weights: its rotary embedding and window.
+struct AttentionType {
+  std::vector<float> inv_freq;
+  RopeConfig rope;  // rope.inv_freq points into inv_freq (set by the decoder)
+  int sliding_window = 0;
+  float softcap = 0;  // attention-score softcapping; 0: none
+};
+
+// One layer's weights; optional ones are null when the architecture lacks them.
+struct LayerWeights {
+  const Tensor* attn_norm = nullptr;
+  const Tensor* q = nullptr;
+  const Tensor* k = nullptr;
+  const Tensor* v = nullptr;
+  const Tensor* o = nullptr;
+  const Tensor* q_bias = nullptr;
+  const Tensor* k_bias = nullptr;
+  const Tensor* v_bias = nullptr;
+  const Tensor* q_norm = nullptr;
+  const Tensor* k_norm = nullptr;
+  const Tensor* post_attention_norm = nullptr;
+  const Tensor* ffn_norm = nullptr;
+  const Tensor* gate = nullptr;
+  const Tensor* up = nullptr;
+  const Tensor* down = nullptr;
+  const Tensor* post_ffw_norm = nullptr;
+};
+
+class Decoder : public Model {
+ public:
+  // attention_types: the distinct kinds; layer_type[i] indexes it for layer i.
+  Decoder(const LoadedModel& loaded, Backend& backend, std::vector<AttentionType> attention_types,
+          std::vector<int> layer_type);
+
+  [[nodiscard]] const ModelSpec& spec() const override { return spec_; }
+  [[nodiscard]] Tensor forward(const ForwardBatch& batch, KvCache& cache) override;
+
+ private:
+  void attention_block(int layer, const ForwardBatch& batch, KvCache& cache, Tensor& x);
+  void mlp_block(int layer, Tensor& x);
+  [[nodiscard]] const Tensor& uploaded(const Tensor& host);
+
+  const ModelSpec& spec_;
+  Backend& backend_;
+  std::vector<AttentionType> attention_types_;
+  std::vector<int> layer_type_;
+  std::vector<Tensor> device_weights_;  // keeps what upload() returned alive
+  const Tensor* token_embd_ = nullptr;
+  const Tensor* output_norm_ = nullptr;
+  const Tensor* output_ = nullptr;
+  std::vector<LayerWeights> layers_;
+};
+
+// Architecture files.
+[[nodiscard]] std::unique_ptr<Model> make_llama(const LoadedModel& loaded, Backend& backend);
+[[nodiscard]] std::unique_ptr<Model> make_gemma3(const LoadedModel& loaded, Backend& backend);
+
+}  // namespace pagoda

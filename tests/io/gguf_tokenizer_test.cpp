@@ -14,9 +14,8 @@
 #include <string>
 #include <vector>
 
-#include "core/error.h"
 #include "io/tokenizer.h"
-#include "io/vocab.h"
+#include "loader/gguf.h"
 
 namespace pagoda {
 namespace {
@@ -39,28 +38,6 @@ fs::path cache_dir() {
 
 fs::path data_dir() { return fs::path(PAGODA_TEST_DATA) / "tokenizer"; }
 
-// TEMPORARY until src/loader/gguf.cpp lands: the vocabulary comes from a JSON dump of the
-// GGUF's tokenizer.ggml.* keys (tools/dump_gguf_vocab.py), in $PAGODA_VOCAB_DUMP_DIR.
-VocabData vocab_from_dump(const json& j) {
-  VocabData v;
-  const std::string model = j.at("tokenizer.ggml.model");
-  v.model = model == "gpt2" ? VocabModel::Gpt2Bpe : VocabModel::SentencePiece;
-  v.pre = j.value("tokenizer.ggml.pre", "default");
-  v.tokens = j.at("tokenizer.ggml.tokens").get<std::vector<std::string>>();
-  if (j.contains("tokenizer.ggml.scores")) v.scores = j["tokenizer.ggml.scores"].get<std::vector<float>>();
-  v.token_types = j.value("tokenizer.ggml.token_type", std::vector<int32_t>{});
-  v.merges = j.value("tokenizer.ggml.merges", std::vector<std::string>{});
-  v.bos = j.value("tokenizer.ggml.bos_token_id", -1);
-  v.eos = j.value("tokenizer.ggml.eos_token_id", -1);
-  v.unk = j.value("tokenizer.ggml.unknown_token_id", -1);
-  v.pad = j.value("tokenizer.ggml.padding_token_id", -1);
-  v.add_bos = j.value("tokenizer.ggml.add_bos_token", v.model == VocabModel::SentencePiece);
-  v.add_eos = j.value("tokenizer.ggml.add_eos_token", false);
-  v.add_space_prefix =
-      j.value("tokenizer.ggml.add_space_prefix", v.model == VocabModel::SentencePiece);
-  return v;
-}
-
 // One tokenizer per model for the whole test binary (Gemma's has 262,144 tokens).
 const Tokenizer* model_tokenizer(const ModelInfo& m, std::string* why) {
   static std::mutex mutex;
@@ -72,16 +49,8 @@ const Tokenizer* model_tokenizer(const ModelInfo& m, std::string* why) {
     *why = "model file " + gguf.string() + " is absent";
     return nullptr;
   }
-  const char* dump_dir = std::getenv("PAGODA_VOCAB_DUMP_DIR");
-  const fs::path dump = fs::path(dump_dir ? dump_dir : "/tmp/tokdump") /
-                        (fs::path(m.file).replace_extension(".json"));
-  if (!fs::exists(dump)) {
-    *why = "vocabulary dump " + dump.string() + " is absent (tools/dump_gguf_vocab.py)";
-    return nullptr;
-  }
-  std::ifstream in(dump);
-  auto tok = make_tokenizer(vocab_from_dump(json::parse(in)));
-  return (cache[m.name] = std::move(tok)).get();
+  const auto file = GgufFile::open(gguf.string());
+  return (cache[m.name] = load_gguf_tokenizer(*file)).get();
 }
 
 std::vector<json> read_jsonl(const fs::path& path) {

@@ -19,9 +19,8 @@ struct DepthGuard {
   int& depth_;
 };
 
-int64_t checked(bool overflow, int64_t v) {
+void check_overflow(bool overflow) {
   if (overflow) fail("jinja: integer overflow");
-  return v;
 }
 
 int64_t floor_div(int64_t a, int64_t b) {
@@ -43,9 +42,9 @@ int64_t py_mod(int64_t a, int64_t b) {
 int64_t int_pow(int64_t base, int64_t exp) {
   int64_t result = 1;
   while (exp > 0) {
-    if (exp & 1) result = checked(__builtin_mul_overflow(result, base, &result), result);
+    if (exp & 1) check_overflow(__builtin_mul_overflow(result, base, &result));
     exp >>= 1;
-    if (exp > 0) base = checked(__builtin_mul_overflow(base, base, &base), base);
+    if (exp > 0) check_overflow(__builtin_mul_overflow(base, base, &base));
   }
   return result;
 }
@@ -631,9 +630,10 @@ Value Interpreter::eval_binary(const Expr& e, const ScopePtr& scope) {
     }
     const int64_t x = a.as_int(), y = b.as_int();
     int64_t r = 0;
-    if (op == "+") return Value(checked(__builtin_add_overflow(x, y, &r), r));
-    if (op == "-") return Value(checked(__builtin_sub_overflow(x, y, &r), r));
-    if (op == "*") return Value(checked(__builtin_mul_overflow(x, y, &r), r));
+    if (op == "+") check_overflow(__builtin_add_overflow(x, y, &r));
+    if (op == "-") check_overflow(__builtin_sub_overflow(x, y, &r));
+    if (op == "*") check_overflow(__builtin_mul_overflow(x, y, &r));
+    if (op == "+" || op == "-" || op == "*") return Value(r);
     if (op == "//") return Value(floor_div(x, y));
     return Value(py_mod(x, y));
   }

@@ -350,7 +350,7 @@ Value Interpreter::make_macro(const Stmt& s, const ScopePtr& scope, const std::v
     auto inner = std::make_shared<Scope>();
     inner->parent = strong;
     size_t next_positional = 0;
-    auto varargs = heap_.list();
+    auto varargs = heap_.list({}, true);
     auto kwargs = heap_.dict();
     for (const Param& p : *ps) {
       bool bound = false;

@@ -272,7 +272,8 @@ class Parser {
 
   StmtPtr parse_filter_block() {
     auto s = make(StmtKind::kFilterBlock);
-    // The tag name stands where the first '|' would be.
+    next();
+    // The first filter name follows the tag without a '|'.
     s->filter = parse_filters(nullptr, true);
     expect_block_end();
     s->body = parse_body({"endfilter"});

@@ -311,27 +311,34 @@ Interpreter::Flow Interpreter::exec_for(const Stmt& s, const ScopePtr& scope, st
     return Flow::kNormal;
   }
   const int64_t n = static_cast<int64_t>(items.size());
+  // One loop object per loop, updated in place: templates read it, they do not keep it.
+  auto loop = heap_.dict();
+  auto position = std::make_shared<int64_t>(0);
+  for (const char* key : {"index", "index0", "revindex", "revindex0", "first", "last", "length", "depth", "depth0",
+                          "previtem", "nextitem"})
+    loop->set(Value(key), Value());
+  loop->set(Value("cycle"), Value(heap_.callable("cycle", [position](Args& a) {
+    if (a.positional.empty()) fail("jinja: no items for cycling given");
+    return a.positional[static_cast<size_t>(*position) % a.positional.size()];
+  })));
   for (int64_t i = 0; i < n; ++i) {
     step();
     auto inner = std::make_shared<Scope>();
     inner->parent = scope;
     bind(inner, items[static_cast<size_t>(i)]);
-    auto loop = heap_.dict();
-    loop->set(Value("index"), Value(i + 1));
-    loop->set(Value("index0"), Value(i));
-    loop->set(Value("revindex"), Value(n - i));
-    loop->set(Value("revindex0"), Value(n - i - 1));
-    loop->set(Value("first"), Value(i == 0));
-    loop->set(Value("last"), Value(i == n - 1));
-    loop->set(Value("length"), Value(n));
-    loop->set(Value("depth"), Value(1));
-    loop->set(Value("depth0"), Value(0));
-    if (i > 0) loop->set(Value("previtem"), items[static_cast<size_t>(i - 1)]);
-    if (i + 1 < n) loop->set(Value("nextitem"), items[static_cast<size_t>(i + 1)]);
-    loop->set(Value("cycle"), Value(heap_.callable("cycle", [i](Args& a) {
-      if (a.positional.empty()) fail("jinja: no items for cycling given");
-      return a.positional[static_cast<size_t>(i) % a.positional.size()];
-    })));
+    *position = i;
+    auto& f = loop->items;
+    f[0].second = Value(i + 1);
+    f[1].second = Value(i);
+    f[2].second = Value(n - i);
+    f[3].second = Value(n - i - 1);
+    f[4].second = Value(i == 0);
+    f[5].second = Value(i == n - 1);
+    f[6].second = Value(n);
+    f[7].second = Value(1);
+    f[8].second = Value(0);
+    f[9].second = i > 0 ? items[static_cast<size_t>(i - 1)] : Value::undefined("there is no previous item");
+    f[10].second = i + 1 < n ? items[static_cast<size_t>(i + 1)] : Value::undefined("there is no next item");
     inner->vars.set(Value("loop"), Value(loop));
     if (exec_body(s.body, inner, out) == Flow::kBreak) break;
   }

@@ -85,7 +85,7 @@ class Parser {
       const Token& t = cur();
       if (t.kind == Tok::kEof) {
         if (ends.size() == 0) return body;
-        error("unexpected end of template, expected '" + std::string(*ends.begin()) + "'");
+        error("unexpected end of template, expected '" + std::string(*(ends.end() - 1)) + "'");
       }
       if (t.kind == Tok::kData) {
         auto s = std::make_unique<Stmt>();

@@ -140,7 +140,7 @@ std::vector<std::string> py_split(const std::string& s, const Value& sep, int64_
   return parts;
 }
 
-const std::string& need_string(const Value& v, const char* what) {
+std::string need_string(const Value& v, const char* what) {
   if (!v.is_string()) fail("jinja: ", what, " expects a string, not ", v.type_name());
   return v.as_string();
 }

@@ -55,10 +55,12 @@ class Backend {
   virtual void download(const Tensor& src, float* dst) = 0;
 
   // out[i] = table[ids[i]] as F32. table: [vocab, dim] in any dtype; out: [n, dim].
+  // An id outside [0, vocab) is an Error.
   virtual void embedding(const Tensor& table, const int32_t* ids, int n, Tensor& out) = 0;
   // out = x / rms(x) * weight, per row of x ([rows, dim]); weight: [dim] F32. out may be x.
   virtual void rms_norm(const Tensor& x, const Tensor& weight, float eps, Tensor& out) = 0;
-  // out = x @ w^T. x: [n, k] F32; w: [m, k] any dtype; out: [n, m] F32.
+  // out = x @ w^T. x: [n, k] F32; w: [m, k] any dtype (k whole blocks); out: [n, m] F32,
+  // not aliasing x.
   virtual void matmul(const Tensor& x, const Tensor& w, Tensor& out) = 0;
   // x[i, :] += bias. x: [n, m]; bias: [m] F32.
   virtual void add_bias(Tensor& x, const Tensor& bias) = 0;

@@ -39,6 +39,16 @@ enum class GgufType : uint32_t {
 
 [[nodiscard]] const char* gguf_type_name(GgufType type);
 
+// Limits on what a file may claim. Arrays nest at most this deep (tokenizer data needs
+// one level; anything deeper is hostile).
+inline constexpr int kGgufMaxArrayDepth = 8;
+inline constexpr int kGgufMaxDims = 4;
+// Elements of one array. Each parsed element takes ~50 bytes of memory for as little as
+// one in the file; the largest real arrays (vocabularies, merges) hold well under 2^20.
+inline constexpr uint64_t kGgufMaxArrayLength = uint64_t{1} << 24;
+// general.alignment must be a power of two no larger than this.
+inline constexpr uint64_t kGgufMaxAlignment = uint64_t{1} << 20;
+
 struct GgufArray;
 
 // A scalar is held widened: every integer type as int64_t/uint64_t, floats as double.
@@ -69,6 +79,8 @@ class GgufFile {
 
   [[nodiscard]] uint32_t version() const { return version_; }
   [[nodiscard]] uint64_t alignment() const { return alignment_; }
+  // Absolute offset of the tensor data section (the aligned end of the tensor infos).
+  [[nodiscard]] uint64_t data_offset() const { return data_offset_; }
 
   [[nodiscard]] const std::vector<std::pair<std::string, GgufValue>>& metadata() const {
     return metadata_;
@@ -106,6 +118,7 @@ class GgufFile {
   std::span<const uint8_t> bytes_;
   uint32_t version_ = 0;
   uint64_t alignment_ = 32;
+  uint64_t data_offset_ = 0;
   std::vector<std::pair<std::string, GgufValue>> metadata_;
   std::unordered_map<std::string, size_t> metadata_index_;
   std::vector<GgufTensorInfo> tensors_;

@@ -1,0 +1,46 @@
+// The logit edits that run before temperature, in vLLM v1's order: allowed_token_ids,
+// bad_words, min_tokens, logit_bias, then penalties (repetition, frequency, presence).
+// Each works in place on one row of float logits; masked tokens become -inf.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <span>
+#include <vector>
+
+#include "sample/sampling_params.h"
+
+namespace pagoda {
+
+// Vocabulary-sized scratch reused across rows and steps, so no processor allocates per step.
+// Every processor leaves it zeroed again (it clears only what it touched).
+struct ProcessorScratch {
+  std::vector<uint8_t> marks;
+  std::vector<int32_t> counts;
+  void reserve(size_t vocab);
+};
+
+void apply_allowed_token_ids(std::span<float> logits, std::span<const int32_t> allowed,
+                             ProcessorScratch& scratch);
+// A sequence of one token is banned always; a longer one bans its last token when the output
+// so far ends with the rest (vLLM looks at output tokens only, not the prompt).
+void apply_bad_words(std::span<float> logits,
+                     std::span<const std::vector<int32_t>> bad_words_token_ids,
+                     std::span<const int32_t> output_ids);
+// Until min_tokens tokens are out, no stop_token_ids and no EOS can be sampled.
+void apply_min_tokens(std::span<float> logits, const SamplingParams& params,
+                      size_t num_output_tokens);
+void apply_logit_bias(std::span<float> logits, const std::map<int32_t, float>& logit_bias);
+// repetition_penalty over prompt + output: positive logits are divided by it, the others
+// multiplied (CTRL / HF / vLLM). Then, over output tokens only (OpenAI / vLLM):
+// logit -= frequency_penalty * count + presence_penalty * (count > 0).
+void apply_penalties(std::span<float> logits, const SamplingParams& params,
+                     std::span<const int32_t> prompt_ids, std::span<const int32_t> output_ids,
+                     ProcessorScratch& scratch);
+
+// All of the above in order, skipping those the params leave off.
+void apply_logits_processors(std::span<float> logits, const SamplingParams& params,
+                             std::span<const int32_t> prompt_ids,
+                             std::span<const int32_t> output_ids, ProcessorScratch& scratch);
+
+}  // namespace pagoda

@@ -1,0 +1,182 @@
+"""The committed llama.cpp reference data is consistent with the GGUF files it claims to
+come from, checked with an independent reader (python `gguf`) and a small detokenizer
+written here: ids are in range, BOS is where the GGUF says, the ids of every tokenizer
+case spell exactly its text, and the greedy output_text is what the ids spell.
+
+These guard the golden files themselves (a stale or hand-edited file, or data made from a
+different model file), so pagoda's C++ tests that compare against them stand on solid
+ground.
+"""
+import functools
+import hashlib
+import json
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+from conftest import MODELS, ROOT
+
+gguf = pytest.importorskip("gguf")
+
+DATA = ROOT / "tests" / "data"
+TOKEN_NORMAL, TOKEN_UNKNOWN, TOKEN_CONTROL, TOKEN_USER, TOKEN_UNUSED, TOKEN_BYTE = 1, 2, 3, 4, 5, 6
+
+
+def require_model(name):
+    path = MODELS[name]
+    if not path.exists():
+        pytest.skip(f"{path} missing: run scripts/fetch_models.sh")
+    return path
+
+
+@functools.lru_cache(maxsize=None)
+def sha256(path):
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        for chunk in iter(lambda: f.read(1 << 20), b""):
+            h.update(chunk)
+    return h.hexdigest()
+
+
+def gpt2_byte_decoder():
+    # GPT-2's reversible byte <-> printable-unicode map.
+    bs = list(range(ord("!"), ord("~") + 1)) + list(range(ord("¡"), ord("¬") + 1)) + \
+        list(range(ord("®"), ord("ÿ") + 1))
+    cs = bs[:]
+    n = 0
+    for b in range(256):
+        if b not in bs:
+            bs.append(b)
+            cs.append(256 + n)
+            n += 1
+    return {chr(c): b for b, c in zip(bs, cs)}
+
+
+class Vocab:
+    """Token id -> bytes the way a completion renders it (control tokens render empty)."""
+
+    def __init__(self, path):
+        reader = gguf.GGUFReader(str(path))
+        fields = reader.fields
+
+        def scalar(key, default=None):
+            f = fields.get(key)
+            return default if f is None else f.contents()
+
+        self.model = scalar("tokenizer.ggml.model")
+        self.add_bos = bool(scalar("tokenizer.ggml.add_bos_token", False))
+        self.bos = int(scalar("tokenizer.ggml.bos_token_id"))
+        self.tokens = fields["tokenizer.ggml.tokens"].contents()
+        self.types = np.asarray(fields["tokenizer.ggml.token_type"].contents())
+        self.byte_dec = gpt2_byte_decoder()
+        self.cache = {}
+        # A byte-level BPE vocab may lack some single-byte tokens (SmolLM2 has none for
+        # 0x04, 0x1d, 0xc0, 0xff, ...); such bytes cannot be encoded and are dropped.
+        present = set(self.tokens)
+        self.missing = {b for ch, b in self.byte_dec.items() if ch not in present} \
+            if self.model == "gpt2" else set()
+
+    def __len__(self):
+        return len(self.tokens)
+
+    def piece(self, tid):
+        if tid in self.cache:
+            return self.cache[tid]
+        text, kind = self.tokens[tid], int(self.types[tid])
+        if kind == TOKEN_CONTROL:
+            out = b""
+        elif kind == TOKEN_USER:
+            out = text.encode("utf-8")
+        elif kind == TOKEN_BYTE:
+            out = bytes([int(text[3:5], 16)])  # "<0xNN>"
+        elif self.model == "gpt2":
+            out = bytes(self.byte_dec[ch] for ch in text)
+        else:  # SentencePiece-style: U+2581 stands for a space
+            out = text.replace("\u2581", " ").encode("utf-8")
+        self.cache[tid] = out
+        return out
+
+    def encodable(self, text):
+        """The bytes of text that any tokenization with this vocab can reproduce."""
+        return bytes(b for b in text.encode("utf-8") if b not in self.missing)
+
+    def spell(self, ids):
+        return b"".join(self.piece(t) for t in ids)
+
+
+@functools.lru_cache(maxsize=None)
+def vocab(name):
+    return Vocab(require_model(name))
+
+
+def load_greedy(name):
+    return json.loads((DATA / "llamacpp" / f"greedy_{name}.json").read_text(encoding="utf-8"))
+
+
+@pytest.mark.parametrize("name", ["smollm2", "gemma3"])
+def test_greedy_golden_matches_model(name):
+    data = load_greedy(name)
+    path = require_model(name)
+    assert data["model_file"] == path.name
+    assert data["model_sha256"] == sha256(path), "golden data made from another model file"
+    v = vocab(name)
+    assert data["add_bos"] == v.add_bos
+    assert len(data["cases"]) == 8
+    assert any(c["parse_special"] for c in data["cases"])
+    for case in data["cases"]:
+        ids = case["prompt_ids"]
+        assert all(0 <= t < len(v) for t in ids + case["output_ids"])
+        if v.add_bos:
+            assert ids[0] == v.bos
+        elif not case["parse_special"]:  # SmolLM2's BOS is <|im_start|>, in chat text
+            assert v.bos not in ids
+        assert len(case["output_ids"]) == 64 and len(case["top2_margins"]) == 64
+        assert all(m >= 0 for m in case["top2_margins"])
+        spelled = v.spell(case["output_ids"]).decode("utf-8", errors="replace")
+        assert spelled == case["output_text"]
+        if not case["parse_special"]:
+            body = ids[1:] if v.add_bos else ids
+            assert v.spell(body) == v.encodable(case["prompt"])
+
+
+def load_tokens(name):
+    text = (DATA / "tokenizer" / f"{name}_llamacpp.jsonl").read_text(encoding="utf-8")
+    return [json.loads(line) for line in text.split("\n") if line]
+
+
+@pytest.mark.parametrize("name", ["smollm2", "gemma3"])
+def test_tokenizer_golden_spells_its_text(name):
+    path = require_model(name)
+    meta = json.loads((DATA / "tokenizer" / f"{name}_llamacpp.meta.json").read_text())
+    assert meta["model_sha256"] == sha256(path)
+    cases = load_tokens(name)
+    assert len(cases) == meta["count"] >= 2000
+    v = vocab(name)
+    bad = []
+    for case in cases:
+        ids = case["ids"]
+        assert all(0 <= t < len(v) for t in ids)
+        assert v.bos not in ids  # add_special=False
+        if v.spell(ids) != v.encodable(case["text"]):
+            bad.append(case["text"])
+    # Tokenization loses nothing but the bytes the vocab cannot represent at all.
+    assert not bad, f"{len(bad)} cases do not spell their text, e.g. {bad[:3]!r}"
+
+
+def test_corpus_is_regenerated_byte_for_byte(tmp_path):
+    out = tmp_path / "corpus.jsonl"
+    subprocess.run([sys.executable, str(ROOT / "tools" / "corpus" / "make_corpus.py"), str(out)],
+                   check=True, capture_output=True)
+    assert out.read_bytes() == (ROOT / "tools" / "corpus" / "corpus.jsonl").read_bytes()
+
+
+def test_corpus_is_valid_utf8_unique_and_bounded():
+    lines = (ROOT / "tools" / "corpus" / "corpus.jsonl").read_bytes().split(b"\n")
+    texts = [json.loads(line.decode("utf-8"))["text"] for line in lines if line]
+    assert len(texts) >= 2000
+    assert len(set(texts)) == len(texts)
+    for t in texts:
+        t.encode("utf-8")  # no lone surrogates
+        assert 0 < len(t) <= 600

@@ -6,12 +6,14 @@
 #include <fstream>
 #include <sstream>
 #include <string>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
 #include "cli/commands.h"
 #include "core/error.h"
 #include "io/jinja_chat.h"
+#include "loader/gguf.h"
 
 namespace pagoda::cli {
 namespace {
@@ -40,11 +42,30 @@ OJson parse_json(const std::string& text, const std::string& what) {
   }
 }
 
+// A GGUF model's template and special tokens, as llama.cpp reads them.
+OJson config_from_gguf(const std::string& path) {
+  const auto gguf = GgufFile::open(path);
+  if (!gguf->has("tokenizer.chat_template")) fail(path, ": the GGUF file has no tokenizer.chat_template");
+  OJson config = OJson::object();
+  config["chat_template"] = gguf->get_string("tokenizer.chat_template");
+  if (!gguf->has("tokenizer.ggml.tokens")) return config;
+  const std::vector<std::string> tokens = gguf->get_string_array("tokenizer.ggml.tokens");
+  // llama.cpp passes these two to chat templates.
+  for (const char* key : {"bos", "eos"}) {
+    const std::string id_key = std::string("tokenizer.ggml.") + key + "_token_id";
+    if (!gguf->has(id_key)) continue;
+    const int64_t id = gguf->get_int(id_key);
+    if (id < 0 || static_cast<uint64_t>(id) >= tokens.size()) fail(path, ": ", id_key, " ", id, " is outside the vocabulary");
+    config[std::string(key) + "_token"] = tokens[static_cast<size_t>(id)];
+  }
+  return config;
+}
+
 void usage() {
   std::fputs(
       "usage: pagoda template MODEL_OR_CONFIG --messages FILE.json [--tools FILE.json]\n"
       "                       [--add-generation-prompt] [--kwargs JSON] [--template-name NAME]\n"
-      "MODEL_OR_CONFIG: a tokenizer_config.json or a folder holding one.\n",
+      "MODEL_OR_CONFIG: a GGUF model, a tokenizer_config.json or a folder holding one.\n",
       stderr);
 }
 
@@ -75,8 +96,9 @@ int cmd_template(int argc, char** argv) {
   }
   std::filesystem::path config_path(source);
   if (std::filesystem::is_directory(config_path)) config_path /= "tokenizer_config.json";
-  if (config_path.extension() == ".gguf") fail("GGUF chat templates are not supported yet; pass a tokenizer_config.json");
-  const OJson config = parse_json(read_file(config_path.string()), config_path.string());
+  const OJson config = config_path.extension() == ".gguf"
+                           ? config_from_gguf(config_path.string())
+                           : parse_json(read_file(config_path.string()), config_path.string());
   if (!config.is_object()) fail(config_path.string(), ": not a JSON object");
   const std::string tmpl = chat_template_from_config(config, template_name);
 

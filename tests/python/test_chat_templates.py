@@ -241,3 +241,31 @@ def test_template_matches_jinja2(pagoda_bin, tmp_path, name, config):
             assert result.stdout.decode("utf-8") == expected, f"{name}/{case.name}"
         checked += 1
     assert checked > 0 and raised < checked, f"{name}: every case raised, nothing compared"
+
+
+@pytest.mark.parametrize("model", ["smollm2", "gemma3"])
+def test_gguf_chat_template(pagoda_bin, tmp_path, model):
+    """A GGUF's tokenizer.chat_template (read here with the gguf package) renders as jinja2 does."""
+    from gguf import GGUFReader
+
+    from conftest import model_path
+
+    path = model_path(model)
+    reader = GGUFReader(path)
+    template_field = reader.fields.get("tokenizer.chat_template")
+    messages_path = tmp_path / "messages.json"
+    case = Case("system_multi_turn", CONVERSATIONS["system_multi_turn"], None, True, {})
+    messages_path.write_text(json.dumps(case.messages, ensure_ascii=False), encoding="utf-8")
+    result = subprocess.run([pagoda_bin, "template", path, "--messages", messages_path, "--add-generation-prompt"],
+                            capture_output=True, timeout=60)
+    if template_field is None:
+        assert result.returncode != 0 and b"no tokenizer.chat_template" in result.stderr
+        return
+    tokens = reader.fields["tokenizer.ggml.tokens"].contents()
+    config = {"chat_template": template_field.contents()}
+    for key in ("bos", "eos"):
+        token_id = reader.fields.get(f"tokenizer.ggml.{key}_token_id")
+        if token_id is not None:
+            config[f"{key}_token"] = tokens[token_id.contents()]
+    assert result.returncode == 0, result.stderr.decode()
+    assert result.stdout.decode("utf-8") == reference_render(config["chat_template"], config, case)

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <string>
+#include <vector>
 
 #include "io/jinja_interp.h"
 #include "io/jinja_value.h"
@@ -16,8 +17,11 @@ namespace pagoda::jinja {
 [[nodiscard]] bool has_method(const Value& obj, const std::string& name);
 [[nodiscard]] Value call_method(Interpreter& in, const Value& obj, const std::string& name, Args& args);
 
-// Python's str.strip family: chars null means whitespace.
-[[nodiscard]] std::string py_strip(const std::string& s, const std::string* chars, bool left, bool right);
+// Argument helpers shared by filters and methods; each throws Error naming `what`.
+[[nodiscard]] std::string need_string(const Value& v, const char* what);
+[[nodiscard]] int64_t need_int(const Value& v, const char* what);
+[[nodiscard]] Value make_list(Interpreter& in, std::vector<Value> items);
+[[nodiscard]] std::vector<Value> items_of(Interpreter& in, const Value& dict);  // (key, value) tuples
 
 // Takes the named or positional argument `index`/`name`, or returns fallback.
 [[nodiscard]] Value arg(Args& args, size_t index, const char* name, Value fallback = Value());

@@ -1,162 +1,14 @@
-#include "io/jinja_builtins.h"
-
 #include <algorithm>
 #include <cmath>
 #include <cstdlib>
 #include <unordered_set>
 
 #include "core/error.h"
+#include "io/jinja_builtins.h"
+#include "io/jinja_strings.h"
 
 namespace pagoda::jinja {
 namespace {
-
-bool ascii_space(unsigned char c) { return c == ' ' || (c >= '\t' && c <= '\r') || (c >= 0x1c && c <= 0x1f); }
-
-// Length of the Unicode whitespace code point (as Python's str.isspace) at s[i], or 0.
-size_t space_at(const std::string& s, size_t i) {
-  const unsigned char c = s[i];
-  if (c < 0x80) return ascii_space(c) ? 1 : 0;
-  static const char* const kSpaces[] = {"\xc2\x85", "\xc2\xa0", "\xe1\x9a\x80", "\xe2\x80\xa8", "\xe2\x80\xa9",
-                                        "\xe2\x80\xaf", "\xe2\x81\x9f", "\xe3\x80\x80"};
-  for (const char* sp : kSpaces)
-    if (s.compare(i, std::strlen(sp), sp) == 0) return std::strlen(sp);
-  // U+2000..U+200A
-  if (i + 2 < s.size() && c == 0xe2 && static_cast<unsigned char>(s[i + 1]) == 0x80 &&
-      static_cast<unsigned char>(s[i + 2]) <= 0x8a && static_cast<unsigned char>(s[i + 2]) >= 0x80)
-    return 3;
-  return 0;
-}
-
-size_t char_len(const std::string& s, size_t i) {
-  const unsigned char c = s[i];
-  const size_t n = c >= 0xf0 ? 4 : c >= 0xe0 ? 3 : c >= 0xc0 ? 2 : 1;
-  return std::min(n, s.size() - i);
-}
-
-// Start of the code point that ends just before position `end`.
-size_t prev_char(const std::string& s, size_t end) {
-  size_t i = end - 1;
-  while (i > 0 && (static_cast<unsigned char>(s[i]) & 0xc0) == 0x80 && end - i < 4) --i;
-  return i;
-}
-
-std::string lower(std::string s) {
-  for (char& c : s)
-    if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
-  return s;
-}
-
-std::string upper(std::string s) {
-  for (char& c : s)
-    if (c >= 'a' && c <= 'z') c = static_cast<char>(c - 'a' + 'A');
-  return s;
-}
-
-bool is_alpha(char c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z'); }
-
-std::string py_title(const std::string& s) {
-  std::string out = s;
-  bool prev_cased = false;
-  for (char& c : out) {
-    if (is_alpha(c)) {
-      c = prev_cased ? lower(std::string(1, c))[0] : upper(std::string(1, c))[0];
-      prev_cased = true;
-    } else {
-      prev_cased = false;
-    }
-  }
-  return out;
-}
-
-std::string capitalize(const std::string& s) {
-  std::string out = lower(s);
-  if (!out.empty()) out[0] = upper(out.substr(0, 1))[0];
-  return out;
-}
-
-std::string replace_all(const std::string& s, const std::string& from, const std::string& to, int64_t count,
-                        Interpreter& in) {
-  std::string out;
-  if (from.empty()) {
-    // Python inserts `to` between every character and at both ends.
-    const auto chars = utf8_chars(s);
-    int64_t done = 0;
-    for (const auto& c : chars) {
-      if (count < 0 || done < count) {
-        out += to;
-        ++done;
-      }
-      out += c;
-      in.check_string(out.size());
-    }
-    if (count < 0 || done < count) out += to;
-    return out;
-  }
-  size_t pos = 0;
-  int64_t done = 0;
-  while (count < 0 || done < count) {
-    const size_t hit = s.find(from, pos);
-    if (hit == std::string::npos) break;
-    out.append(s, pos, hit - pos);
-    out += to;
-    pos = hit + from.size();
-    ++done;
-    in.check_string(out.size());
-  }
-  out.append(s, pos, std::string::npos);
-  return out;
-}
-
-std::vector<std::string> py_split(const std::string& s, const Value& sep, int64_t maxsplit) {
-  std::vector<std::string> parts;
-  if (sep.is_none() || sep.is_undefined()) {
-    size_t i = 0;
-    while (true) {
-      while (i < s.size() && space_at(s, i)) i += space_at(s, i);
-      if (i >= s.size()) break;
-      if (maxsplit >= 0 && static_cast<int64_t>(parts.size()) == maxsplit) {
-        std::string rest = s.substr(i);
-        parts.push_back(py_strip(rest, nullptr, false, true));
-        break;
-      }
-      size_t j = i;
-      while (j < s.size() && !space_at(s, j)) j += char_len(s, j);
-      parts.push_back(s.substr(i, j - i));
-      i = j;
-    }
-    return parts;
-  }
-  if (!sep.is_string()) fail("jinja: split() separator must be a string or None");
-  const std::string& d = sep.as_string();
-  if (d.empty()) fail("jinja: empty separator");
-  size_t pos = 0;
-  while (maxsplit < 0 || static_cast<int64_t>(parts.size()) < maxsplit) {
-    const size_t hit = s.find(d, pos);
-    if (hit == std::string::npos) break;
-    parts.push_back(s.substr(pos, hit - pos));
-    pos = hit + d.size();
-  }
-  parts.push_back(s.substr(pos));
-  return parts;
-}
-
-std::string need_string(const Value& v, const char* what) {
-  if (!v.is_string()) fail("jinja: ", what, " expects a string, not ", v.type_name());
-  return v.as_string();
-}
-
-int64_t need_int(const Value& v, const char* what) {
-  if (!v.is_int() && !v.is_bool()) fail("jinja: ", what, " expects an integer, not ", v.type_name());
-  return v.as_int();
-}
-
-Value make_list(Interpreter& in, std::vector<Value> items) { return Value(in.heap().list(std::move(items))); }
-
-std::vector<Value> items_of(Interpreter& in, const Value& d) {
-  std::vector<Value> out;
-  for (const auto& kv : d.as_dict()->items) out.push_back(Value(in.heap().list({kv.first, kv.second}, true)));
-  return out;
-}
 
 // Jinja's attribute paths: "a.b.0" looks up a, then b, then item 0.
 Value attribute_path(Interpreter& in, const Value& obj, const Value& path) {
@@ -219,20 +71,6 @@ Value filter_tojson(Interpreter& in, const Value& input, Args& args) {
     else safe += c;
   }
   return Value(std::move(safe));
-}
-
-std::vector<std::string> split_lines(const std::string& s) {
-  std::vector<std::string> lines;
-  size_t start = 0;
-  for (size_t i = 0; i < s.size(); ++i) {
-    if (s[i] == '\n' || s[i] == '\r') {
-      lines.push_back(s.substr(start, i - start));
-      if (s[i] == '\r' && i + 1 < s.size() && s[i + 1] == '\n') ++i;
-      start = i + 1;
-    }
-  }
-  if (start < s.size()) lines.push_back(s.substr(start));
-  return lines;
 }
 
 Value filter_indent(Interpreter& in, const Value& input, Args& args) {
@@ -430,86 +268,31 @@ Value length(const Value& v) {
   }
 }
 
-std::string html_escape(const std::string& s) {
-  std::string out;
-  for (char c : s) {
-    switch (c) {
-      case '&': out += "&amp;"; break;
-      case '<': out += "&lt;"; break;
-      case '>': out += "&gt;"; break;
-      case '"': out += "&#34;"; break;
-      case '\'': out += "&#39;"; break;
-      default: out += c;
-    }
-  }
-  return out;
-}
-
-// Python's str.format with {} / {0} / {name} fields and no format specs.
-std::string py_format(const std::string& fmt, Args& args) {
-  std::string out;
-  size_t auto_index = 0;
-  for (size_t i = 0; i < fmt.size(); ++i) {
-    const char c = fmt[i];
-    if (c == '{' && i + 1 < fmt.size() && fmt[i + 1] == '{') { out += '{'; ++i; continue; }
-    if (c == '}' && i + 1 < fmt.size() && fmt[i + 1] == '}') { out += '}'; ++i; continue; }
-    if (c == '}') fail("jinja: format: single '}' encountered");
-    if (c != '{') { out += c; continue; }
-    const size_t close = fmt.find('}', i);
-    if (close == std::string::npos) fail("jinja: format: single '{' encountered");
-    const std::string field = fmt.substr(i + 1, close - i - 1);
-    if (field.find_first_of(":!.[") != std::string::npos) fail("jinja: format: format specs are not supported");
-    const Value* v = nullptr;
-    if (field.empty()) {
-      if (auto_index >= args.positional.size()) fail("jinja: format: not enough arguments");
-      v = &args.positional[auto_index++];
-    } else if (std::all_of(field.begin(), field.end(), [](char d) { return d >= '0' && d <= '9'; })) {
-      const size_t k = field.size() < 9 ? static_cast<size_t>(std::atoi(field.c_str())) : SIZE_MAX;
-      if (k >= args.positional.size()) fail("jinja: format: index out of range");
-      v = &args.positional[k];
-    } else {
-      for (auto& [name, val] : args.keyword)
-        if (name == field) v = &val;
-      if (!v) fail("jinja: format: missing argument '", field, "'");
-    }
-    out += v->str();
-    i = close;
-  }
-  return out;
-}
-
 }  // namespace
+
+std::string need_string(const Value& v, const char* what) {
+  if (!v.is_string()) fail("jinja: ", what, " expects a string, not ", v.type_name());
+  return v.as_string();
+}
+
+int64_t need_int(const Value& v, const char* what) {
+  if (!v.is_int() && !v.is_bool()) fail("jinja: ", what, " expects an integer, not ", v.type_name());
+  return v.as_int();
+}
+
+Value make_list(Interpreter& in, std::vector<Value> items) { return Value(in.heap().list(std::move(items))); }
+
+std::vector<Value> items_of(Interpreter& in, const Value& d) {
+  std::vector<Value> out;
+  for (const auto& kv : d.as_dict()->items) out.push_back(Value(in.heap().list({kv.first, kv.second}, true)));
+  return out;
+}
 
 Value arg(Args& args, size_t index, const char* name, Value fallback) {
   for (auto& [k, v] : args.keyword)
     if (k == name) return v;
   if (index < args.positional.size()) return args.positional[index];
   return fallback;
-}
-
-std::string py_strip(const std::string& s, const std::string* chars, bool left, bool right) {
-  std::unordered_set<std::string> set;
-  if (chars)
-    for (auto& c : utf8_chars(*chars)) set.insert(c);
-  auto strip_at = [&](size_t i) -> size_t {
-    if (!chars) return space_at(s, i);
-    const size_t n = char_len(s, i);
-    return set.count(s.substr(i, n)) ? n : 0;
-  };
-  size_t begin = 0, end = s.size();
-  if (left)
-    while (begin < end) {
-      const size_t n = strip_at(begin);
-      if (!n) break;
-      begin += n;
-    }
-  if (right)
-    while (end > begin) {
-      const size_t p = prev_char(s, end);
-      if (!strip_at(p) || p < begin) break;
-      end = p;
-    }
-  return s.substr(begin, end - begin);
 }
 
 Value apply_filter(Interpreter& in, const std::string& name, const Value& input, Args& args) {
@@ -712,253 +495,6 @@ bool apply_test(Interpreter& in, const std::string& name, const Value& v, Args& 
   if (name == "escaped") return false;
   if (name == "filter" || name == "test") return v.is_string();
   fail("jinja: no test named '", name, "'");
-}
-
-bool has_method(const Value& obj, const std::string& name) {
-  static const std::unordered_set<std::string> kStr = {
-      "startswith", "endswith", "strip", "lstrip", "rstrip", "split", "rsplit", "upper", "lower", "title",
-      "capitalize", "replace", "find", "rfind", "count", "join", "format", "isdigit", "isalpha", "isalnum",
-      "isspace", "islower", "isupper", "splitlines", "index"};
-  static const std::unordered_set<std::string> kDict = {"get", "items", "keys", "values", "pop", "update", "copy",
-                                                        "setdefault", "clear"};
-  static const std::unordered_set<std::string> kList = {"append", "extend", "pop", "insert", "remove", "index",
-                                                        "count", "sort", "reverse", "copy", "clear"};
-  if (obj.is_string()) return kStr.count(name) > 0;
-  if (obj.is_dict()) return kDict.count(name) > 0;
-  if (obj.is_list()) return obj.as_list()->is_tuple ? (name == "index" || name == "count") : kList.count(name) > 0;
-  return false;
-}
-
-namespace {
-
-Value string_method(Interpreter& in, const std::string& s, const std::string& name, Args& args) {
-  if (name == "startswith" || name == "endswith") {
-    const Value p = arg(args, 0, "prefix");
-    auto match = [&](const Value& x) {
-      const std::string& t = need_string(x, name.c_str());
-      if (t.size() > s.size()) return false;
-      return name == "startswith" ? s.compare(0, t.size(), t) == 0 : s.compare(s.size() - t.size(), t.size(), t) == 0;
-    };
-    if (p.is_list() && p.as_list()->is_tuple) {
-      for (const Value& x : p.as_list()->items)
-        if (match(x)) return Value(true);
-      return Value(false);
-    }
-    return Value(match(p));
-  }
-  if (name == "strip" || name == "lstrip" || name == "rstrip") {
-    const Value chars = arg(args, 0, "chars", Value::none());
-    std::string cs;
-    if (!chars.is_none()) cs = need_string(chars, name.c_str());
-    return Value(py_strip(s, chars.is_none() ? nullptr : &cs, name != "rstrip", name != "lstrip"));
-  }
-  if (name == "split" || name == "rsplit") {
-    const Value sep = arg(args, 0, "sep", Value::none());
-    const int64_t maxsplit = need_int(arg(args, 1, "maxsplit", Value(-1)), "maxsplit");
-    std::vector<std::string> parts;
-    if (name == "rsplit" && maxsplit >= 0) {
-      // Split the reversed string and reverse back, which is how rsplit differs.
-      if (sep.is_string()) {
-        const std::string& d = sep.as_string();
-        if (d.empty()) fail("jinja: empty separator");
-        size_t end = s.size();
-        while (static_cast<int64_t>(parts.size()) < maxsplit) {
-          const size_t hit = end >= d.size() ? s.rfind(d, end - d.size()) : std::string::npos;
-          if (hit == std::string::npos) break;
-          parts.insert(parts.begin(), s.substr(hit + d.size(), end - hit - d.size()));
-          end = hit;
-        }
-        parts.insert(parts.begin(), s.substr(0, end));
-      } else {
-        fail("jinja: rsplit with maxsplit needs a separator");
-      }
-    } else {
-      parts = py_split(s, sep, maxsplit);
-    }
-    std::vector<Value> out;
-    for (auto& p : parts) out.emplace_back(std::move(p));
-    in.step(out.size());
-    return make_list(in, std::move(out));
-  }
-  if (name == "upper") return Value(upper(s));
-  if (name == "lower") return Value(lower(s));
-  if (name == "title") return Value(py_title(s));
-  if (name == "capitalize") return Value(capitalize(s));
-  if (name == "replace") {
-    const Value count = arg(args, 2, "count", Value(-1));
-    return Value(replace_all(s, need_string(arg(args, 0, "old"), "replace"), need_string(arg(args, 1, "new"), "replace"),
-                             need_int(count, "replace count"), in));
-  }
-  if (name == "find" || name == "rfind" || name == "index" || name == "count") {
-    const std::string& sub = need_string(arg(args, 0, "sub"), name.c_str());
-    if (name == "count") {
-      if (sub.empty()) return Value(static_cast<int64_t>(utf8_length(s) + 1));
-      int64_t n = 0;
-      for (size_t p = s.find(sub); p != std::string::npos; p = s.find(sub, p + sub.size())) ++n;
-      return Value(n);
-    }
-    const size_t p = name == "rfind" ? s.rfind(sub) : s.find(sub);
-    if (p == std::string::npos) {
-      if (name == "index") fail("jinja: substring not found");
-      return Value(-1);
-    }
-    return Value(static_cast<int64_t>(utf8_length(s.substr(0, p))));
-  }
-  if (name == "join") {
-    std::string out;
-    bool first = true;
-    for (const Value& item : in.iterate(arg(args, 0, "iterable"))) {
-      if (!first) out += s;
-      first = false;
-      out += need_string(item, "join");
-      in.check_string(out.size());
-    }
-    return Value(std::move(out));
-  }
-  if (name == "format") return Value(py_format(s, args));
-  if (name == "splitlines") {
-    std::vector<Value> out;
-    for (auto& l : split_lines(s)) out.emplace_back(std::move(l));
-    return make_list(in, std::move(out));
-  }
-  auto all = [&](auto pred) { return Value(!s.empty() && std::all_of(s.begin(), s.end(), pred)); };
-  if (name == "isdigit") return all([](char c) { return c >= '0' && c <= '9'; });
-  if (name == "isalpha") return all([](char c) { return is_alpha(c); });
-  if (name == "isalnum") return all([](char c) { return is_alpha(c) || (c >= '0' && c <= '9'); });
-  if (name == "isspace") return all([](char c) { return ascii_space(static_cast<unsigned char>(c)); });
-  if (name == "islower") return Value(lower(s) == s && upper(s) != s);
-  if (name == "isupper") return Value(upper(s) == s && lower(s) != s);
-  fail("jinja: str has no method '", name, "'");
-}
-
-}  // namespace
-
-Value call_method(Interpreter& in, const Value& obj, const std::string& name, Args& args) {
-  in.step();
-  if (obj.is_string()) return string_method(in, obj.as_string(), name, args);
-  const bool immutable = in.options().chat;
-  auto refuse = [&]() -> Value {
-    fail("jinja: access to attribute '", name, "' of '", obj.type_name(), "' is unsafe (the sandbox is immutable)");
-  };
-  if (obj.is_dict()) {
-    Dict& d = *obj.as_dict();
-    if (name == "get") {
-      const Value* v = d.find(arg(args, 0, "key"));
-      return v ? *v : arg(args, 1, "default", Value::none());
-    }
-    if (name == "items") return make_list(in, items_of(in, obj));
-    if (name == "keys" || name == "values") {
-      std::vector<Value> out;
-      for (const auto& kv : d.items) out.push_back(name == "keys" ? kv.first : kv.second);
-      return make_list(in, std::move(out));
-    }
-    if (name == "copy") {
-      auto c = in.heap().dict();
-      *c = d;
-      return Value(c);
-    }
-    if (immutable) return refuse();
-    if (name == "pop") {
-      const Value key = arg(args, 0, "key");
-      const Value* v = d.find(key);
-      if (!v) {
-        if (args.positional.size() > 1) return args.positional[1];
-        fail("jinja: KeyError: ", key.repr());
-      }
-      Value out = *v;
-      (void)d.erase(key);
-      return out;
-    }
-    if (name == "update") {
-      const Value other = arg(args, 0, "other", Value::none());
-      if (other.is_dict())
-        for (const auto& kv : other.as_dict()->items) d.set(kv.first, kv.second);
-      for (auto& [k, v] : args.keyword) d.set(Value(k), v);
-      return Value::none();
-    }
-    if (name == "setdefault") {
-      const Value key = arg(args, 0, "key");
-      if (const Value* v = d.find(key)) return *v;
-      d.set(key, arg(args, 1, "default", Value::none()));
-      return *d.find(key);
-    }
-    if (name == "clear") {
-      d.items.clear();
-      d.index.clear();
-      return Value::none();
-    }
-  }
-  if (obj.is_list()) {
-    List& l = *obj.as_list();
-    if (name == "index" || name == "count") {
-      const Value x = arg(args, 0, "value");
-      int64_t n = 0;
-      for (size_t i = 0; i < l.items.size(); ++i) {
-        if (!values_equal(l.items[i], x)) continue;
-        if (name == "index") return Value(static_cast<int64_t>(i));
-        ++n;
-      }
-      if (name == "index") fail("jinja: ", x.repr(), " is not in list");
-      return Value(n);
-    }
-    if (name == "copy") return make_list(in, l.items);
-    if (immutable) return refuse();
-    if (name == "append") {
-      in.step();
-      if (l.items.size() >= in.options().limits.max_string_bytes / sizeof(Value)) fail("jinja: list too long");
-      l.items.push_back(arg(args, 0, "object"));
-      return Value::none();
-    }
-    if (name == "extend") {
-      for (const Value& v : in.iterate(arg(args, 0, "iterable"))) {
-        in.step();
-        l.items.push_back(v);
-      }
-      return Value::none();
-    }
-    if (name == "pop") {
-      if (l.items.empty()) fail("jinja: pop from empty list");
-      int64_t i = need_int(arg(args, 0, "index", Value(-1)), "pop index");
-      if (i < 0) i += static_cast<int64_t>(l.items.size());
-      if (i < 0 || i >= static_cast<int64_t>(l.items.size())) fail("jinja: pop index out of range");
-      Value out = l.items[static_cast<size_t>(i)];
-      l.items.erase(l.items.begin() + i);
-      return out;
-    }
-    if (name == "insert") {
-      int64_t i = need_int(arg(args, 0, "index"), "insert index");
-      const int64_t n = static_cast<int64_t>(l.items.size());
-      if (i < 0) i = std::max<int64_t>(0, i + n);
-      i = std::min(i, n);
-      l.items.insert(l.items.begin() + i, arg(args, 1, "object"));
-      return Value::none();
-    }
-    if (name == "remove") {
-      const Value x = arg(args, 0, "value");
-      for (size_t i = 0; i < l.items.size(); ++i)
-        if (values_equal(l.items[i], x)) {
-          l.items.erase(l.items.begin() + static_cast<std::ptrdiff_t>(i));
-          return Value::none();
-        }
-      fail("jinja: list.remove(x): x not in list");
-    }
-    if (name == "reverse") {
-      std::reverse(l.items.begin(), l.items.end());
-      return Value::none();
-    }
-    if (name == "sort") {
-      const bool reverse = arg(args, 1, "reverse", Value(false)).truthy();
-      std::stable_sort(l.items.begin(), l.items.end(), [&](const Value& a, const Value& b) {
-        return reverse ? values_less(b, a) : values_less(a, b);
-      });
-      return Value::none();
-    }
-    if (name == "clear") {
-      l.items.clear();
-      return Value::none();
-    }
-  }
-  fail("jinja: '", obj.type_name(), "' has no method '", name, "'");
 }
 
 }  // namespace pagoda::jinja

@@ -19,6 +19,7 @@ constexpr Command kCommands[] = {
     {"bench", pagoda::cli::cmd_bench, "benchmarks (latency), JSON output"},
     {"inspect", pagoda::cli::cmd_inspect, "print a model file's metadata and tensors as JSON"},
     {"dequant", pagoda::cli::cmd_dequant, "dequantize raw blocks to f32 (test tool)"},
+    {"template", pagoda::cli::cmd_template, "render a model's chat template for a conversation"},
 };
 
 void usage(FILE* out) {

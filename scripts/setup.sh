@@ -21,9 +21,12 @@ fi
 if [ ! -x .venv/bin/python ]; then
   python3 -m venv .venv
 fi
-if ! .venv/bin/python -c 'import gguf, numpy, pytest' 2>/dev/null; then
+# Reinstall whenever the requirements change (the stamp records what was installed).
+want="$(sha256sum tools/requirements-test.txt | cut -d' ' -f1)"
+if [ "$(cat .venv/.requirements.sha256 2>/dev/null)" != "$want" ]; then
   .venv/bin/pip install -q --upgrade pip
   .venv/bin/pip install -q -r tools/requirements-test.txt
+  echo "$want" > .venv/.requirements.sha256
 fi
 
 PYTHON=.venv/bin/python scripts/fetch_models.sh

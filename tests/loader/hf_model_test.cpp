@@ -8,7 +8,7 @@
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
-#include <regex>
+#include <cctype>
 #include <string>
 #include <vector>
 
@@ -41,11 +41,15 @@ std::string canonical_name(const std::string& hf, bool gemma) {
   if (hf == "model.embed_tokens.weight") return "token_embd.weight";
   if (hf == "model.norm.weight") return "output_norm.weight";
   if (hf == "lm_head.weight") return "output.weight";
-  static const std::regex layer(R"(model\.layers\.(\d+)\.(.*))");
-  std::smatch m;
-  if (!std::regex_match(hf, m, layer)) return "";
-  const std::string blk = "blk." + m[1].str() + ".";
-  const std::string rest = m[2];
+  // "model.layers.<digits>.<rest>" (parsed by hand: std::regex trips GCC 12's
+  // -Wmaybe-uninitialized under the sanitizer build).
+  const std::string prefix = "model.layers.";
+  if (hf.rfind(prefix, 0) != 0) return "";
+  size_t end = prefix.size();
+  while (end < hf.size() && std::isdigit(static_cast<unsigned char>(hf[end]))) ++end;
+  if (end == prefix.size() || end >= hf.size() || hf[end] != '.') return "";
+  const std::string blk = "blk." + hf.substr(prefix.size(), end - prefix.size()) + ".";
+  const std::string rest = hf.substr(end + 1);
   const std::vector<std::pair<std::string, std::string>> common = {
       {"input_layernorm.weight", "attn_norm.weight"},  {"self_attn.q_proj.weight", "attn_q.weight"},
       {"self_attn.k_proj.weight", "attn_k.weight"},    {"self_attn.v_proj.weight", "attn_v.weight"},

@@ -19,6 +19,8 @@ constexpr Command kCommands[] = {
     {"bench", pagoda::cli::cmd_bench, "benchmarks (latency), JSON output"},
     {"inspect", pagoda::cli::cmd_inspect, "print a model file's metadata and tensors as JSON"},
     {"dequant", pagoda::cli::cmd_dequant, "dequantize raw blocks to f32 (test tool)"},
+    {"tokenize", pagoda::cli::cmd_tokenize, "text -> token ids (JSON), one line per input"},
+    {"detokenize", pagoda::cli::cmd_detokenize, "token ids (JSON) -> text, one line per input"},
 };
 
 void usage(FILE* out) {

@@ -262,6 +262,12 @@ class VocabTokenizer final : public Tokenizer {
  private:
   std::string piece_of(int32_t id) const {
     const std::string& text = vocab_.tokens[id];
+    if (model_ == VocabModel::HfBpe && vocab_.types[id] != TokenType::Byte) {
+      // The `tokenizers` library runs added tokens through the decoder too (Gemma's
+      // added "▁▁▁▁" decodes to four spaces).
+      if (hf_decode_byte_level_) return byte_level_decode(text);
+      return hf_decode_metaspace_ ? unescape_spaces(text) : text;
+    }
     switch (vocab_.types[id]) {
       case TokenType::Control:
       case TokenType::Unknown:
@@ -276,10 +282,6 @@ class VocabTokenizer final : public Tokenizer {
       case TokenType::Normal:
       case TokenType::Undefined:
         break;
-    }
-    if (model_ == VocabModel::HfBpe) {
-      if (hf_decode_byte_level_) return byte_level_decode(text);
-      return hf_decode_metaspace_ ? unescape_spaces(text) : text;
     }
     return model_ == VocabModel::Gpt2Bpe ? byte_level_decode(text) : unescape_spaces(text);
   }

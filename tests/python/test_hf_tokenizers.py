@@ -160,3 +160,16 @@ def test_missing_tokenizer_json_is_an_error(pagoda_bin, tmp_path):
                        capture_output=True)
     assert r.returncode == 1
     assert b"tokenizer.json" in r.stderr
+
+
+@pytest.mark.parametrize("skip", [True, False], ids=["skip_special", "keep_special"])
+def test_decode_with_special_tokens(pagoda_bin, tok, skip):
+    name, path, ref = tok
+    ids = [e.ids for e in ref.encode_batch(LOOKALIKES, add_special_tokens=True)]
+    stdin = "".join(json.dumps(i) + "\n" for i in ids)
+    flags = [] if skip else ["--keep-special"]
+    got = [json.loads(line)
+           for line in pagoda(pagoda_bin, "detokenize", str(path), *flags, stdin=stdin)]
+    expected = ref.decode_batch(ids, skip_special_tokens=skip)
+    bad = [(t, e, g) for t, e, g in zip(LOOKALIKES, expected, got) if e != g]
+    assert not bad, f"{name}: {bad[:3]}"

@@ -173,3 +173,14 @@ def test_decode_with_special_tokens(pagoda_bin, tok, skip):
     expected = ref.decode_batch(ids, skip_special_tokens=skip)
     bad = [(t, e, g) for t, e, g in zip(LOOKALIKES, expected, got) if e != g]
     assert not bad, f"{name}: {bad[:3]}"
+
+
+def test_hf_model_directory_without_tokenizer_json(pagoda_bin):
+    model_dir = ROOT / "tests" / "data" / "hf" / "llama2-fp32"
+    if not (model_dir / "config.json").exists():
+        pytest.skip(f"{model_dir} missing")
+    assert not (model_dir / "tokenizer.json").exists()
+    r = subprocess.run([str(pagoda_bin), "generate", str(model_dir), "--prompt", "hi"],
+                       capture_output=True)
+    assert r.returncode == 1
+    assert b"no tokenizer.json at" in r.stderr

@@ -1,8 +1,8 @@
 // A vocabulary as plain data, independent of where it came from (a GGUF file's
-// tokenizer.ggml.* keys now, tokenizer.json later), and the tokenizer built from it.
-// make_tokenizer() checks everything; the loaders only copy fields. There is no Unicode
-// normalization step: the vocabularies supported so far have none (SentencePiece's only
-// rewrites spaces); tokenizer.json models with an NFC/NFKC normalizer will need one.
+// tokenizer.ggml.* keys, or a tokenizer.json), and the tokenizer built from it.
+// make_tokenizer() checks everything; the loaders only copy fields. GGUF vocabularies get
+// no Unicode normalization (llama.cpp applies none); tokenizer.json ones get the
+// normalizers their file names (HfPipeline: NFC, Prepend, Replace).
 #pragma once
 
 #include <cstdint>

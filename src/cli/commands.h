@@ -9,5 +9,7 @@ int cmd_bench(int argc, char** argv);     // bench.cpp
 int cmd_inspect(int argc, char** argv);   // inspect.cpp: a model file's metadata and tensors as JSON
 int cmd_dequant(int argc, char** argv);   // dequant.cpp: raw quantized blocks -> f32 (for tests)
 int cmd_template(int argc, char** argv);  // template.cpp: render a chat template for a conversation
+int cmd_tokenize(int argc, char** argv);    // tokenize.cpp: text -> JSON arrays of ids
+int cmd_detokenize(int argc, char** argv);  // tokenize.cpp: JSON arrays of ids -> text
 
 }  // namespace pagoda::cli

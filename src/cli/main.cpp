@@ -20,6 +20,8 @@ constexpr Command kCommands[] = {
     {"inspect", pagoda::cli::cmd_inspect, "print a model file's metadata and tensors as JSON"},
     {"dequant", pagoda::cli::cmd_dequant, "dequantize raw blocks to f32 (test tool)"},
     {"template", pagoda::cli::cmd_template, "render a model's chat template for a conversation"},
+    {"tokenize", pagoda::cli::cmd_tokenize, "text -> token ids (JSON), one line per input"},
+    {"detokenize", pagoda::cli::cmd_detokenize, "token ids (JSON) -> text, one line per input"},
 };
 
 void usage(FILE* out) {

@@ -3,6 +3,7 @@
 #define PCRE2_CODE_UNIT_WIDTH 8
 #include <pcre2.h>
 
+#include <algorithm>
 #include <memory>
 
 #include "core/error.h"
@@ -68,8 +69,23 @@ std::optional<PreTokenizerSpec> find_pre_tokenizer(std::string_view name) {
   return spec;
 }
 
-RegexSplitter::RegexSplitter(const std::vector<std::string>& patterns) {
-  for (const std::string& pattern : patterns) {
+namespace {
+
+std::vector<SplitRule> isolated(const std::vector<std::string>& patterns) {
+  std::vector<SplitRule> rules;
+  for (const std::string& p : patterns) rules.push_back({p, SplitBehavior::Isolated});
+  return rules;
+}
+
+}  // namespace
+
+RegexSplitter::RegexSplitter(const std::vector<std::string>& patterns)
+    : RegexSplitter(isolated(patterns)) {}
+
+RegexSplitter::RegexSplitter(const std::vector<SplitRule>& rules) {
+  for (const SplitRule& rule : rules) {
+    const std::string& pattern = rule.regex;
+    behaviors_.push_back(rule.behavior);
     int error = 0;
     PCRE2_SIZE error_offset = 0;
     pcre2_code* code =
@@ -87,6 +103,51 @@ RegexSplitter::RegexSplitter(const std::vector<std::string>& patterns) {
   }
 }
 
+// As Hugging Face's SplitDelimiterBehavior: a match merges into the gap just before
+// (MergedWithPrevious) or just after it (MergedWithNext), never into another match.
+void RegexSplitter::combine(SplitBehavior behavior,
+                            const std::vector<std::pair<std::pair<uint32_t, uint32_t>, bool>>& segments,
+                            std::vector<std::pair<uint32_t, uint32_t>>& out) {
+  switch (behavior) {
+    case SplitBehavior::Isolated:
+      for (const auto& [range, is_match] : segments) out.push_back(range);
+      return;
+    case SplitBehavior::Removed:
+      for (const auto& [range, is_match] : segments) {
+        if (!is_match) out.push_back(range);
+      }
+      return;
+    case SplitBehavior::MergedWithPrevious: {
+      const size_t first = out.size();
+      bool previous_match = false;
+      for (const auto& [range, is_match] : segments) {
+        if (is_match && !previous_match && out.size() > first) {
+          out.back().second = range.second;
+        } else {
+          out.push_back(range);
+        }
+        previous_match = is_match;
+      }
+      return;
+    }
+    case SplitBehavior::MergedWithNext: {
+      const size_t first = out.size();
+      bool next_match = false;
+      for (size_t i = segments.size(); i-- > 0;) {
+        const auto& [range, is_match] = segments[i];
+        if (is_match && !next_match && out.size() > first) {
+          out.back().first = range.first;
+        } else {
+          out.push_back(range);
+        }
+        next_match = is_match;
+      }
+      std::reverse(out.begin() + static_cast<std::ptrdiff_t>(first), out.end());
+      return;
+    }
+  }
+}
+
 RegexSplitter::~RegexSplitter() {
   for (void* code : codes_) pcre2_code_free(static_cast<pcre2_code*>(code));
 }
@@ -101,8 +162,11 @@ void RegexSplitter::split(std::string_view text,
   if (!match) fail("tokenizer: out of memory for regex match data");
   const auto subject = reinterpret_cast<PCRE2_SPTR>(text.data());
   std::vector<std::pair<uint32_t, uint32_t>> next;
-  for (void* opaque : codes_) {
-    auto* code = static_cast<pcre2_code*>(opaque);
+  // (begin, end, is_match) of one piece, before the behavior combines them.
+  std::vector<std::pair<std::pair<uint32_t, uint32_t>, bool>> segments;
+  for (size_t step = 0; step < codes_.size(); ++step) {
+    auto* code = static_cast<pcre2_code*>(codes_[step]);
+    const SplitBehavior behavior = behaviors_[step];
     next.clear();
     next.reserve(pieces.size() * 2);
     for (const auto& [begin, end] : pieces) {
@@ -110,6 +174,7 @@ void RegexSplitter::split(std::string_view text,
       // the end of the text, as in llama.cpp and Hugging Face (which split piece by piece).
       size_t pos = begin;
       size_t gap = begin;
+      segments.clear();
       while (pos < end) {
         int rc = pcre2_match(code, subject, end, pos, PCRE2_NO_UTF_CHECK, match.get(), nullptr);
         if (rc == PCRE2_ERROR_JIT_STACKLIMIT) {
@@ -127,11 +192,12 @@ void RegexSplitter::split(std::string_view text,
           while (pos < end && (static_cast<uint8_t>(text[pos]) & 0xC0) == 0x80) ++pos;
           continue;
         }
-        if (m_begin > gap) next.emplace_back(gap, static_cast<uint32_t>(m_begin));
-        next.emplace_back(static_cast<uint32_t>(m_begin), static_cast<uint32_t>(m_end));
+        if (m_begin > gap) segments.push_back({{static_cast<uint32_t>(gap), static_cast<uint32_t>(m_begin)}, false});
+        segments.push_back({{static_cast<uint32_t>(m_begin), static_cast<uint32_t>(m_end)}, true});
         gap = pos = m_end;
       }
-      if (end > gap) next.emplace_back(static_cast<uint32_t>(gap), end);
+      if (end > gap) segments.push_back({{static_cast<uint32_t>(gap), end}, false});
+      combine(behavior, segments, next);
     }
     pieces.swap(next);
   }

@@ -13,6 +13,14 @@
 
 namespace pagoda {
 
+// What a split step does with the regex's matches (Hugging Face SplitDelimiterBehavior).
+enum class SplitBehavior { Isolated, Removed, MergedWithPrevious, MergedWithNext };
+
+struct SplitRule {
+  std::string regex;
+  SplitBehavior behavior = SplitBehavior::Isolated;
+};
+
 struct PreTokenizerSpec {
   // Applied in order: each regex splits every piece so far into its matches and the gaps
   // between them (both kept), as llama.cpp's unicode_regex_split does.
@@ -30,6 +38,7 @@ class RegexSplitter {
  public:
   // Throws Error if a pattern does not compile.
   explicit RegexSplitter(const std::vector<std::string>& patterns);
+  explicit RegexSplitter(const std::vector<SplitRule>& rules);
   ~RegexSplitter();
   RegexSplitter(const RegexSplitter&) = delete;
   RegexSplitter& operator=(const RegexSplitter&) = delete;
@@ -39,7 +48,11 @@ class RegexSplitter {
   void split(std::string_view text, std::vector<std::pair<uint32_t, uint32_t>>& pieces) const;
 
  private:
-  std::vector<void*> codes_;  // pcre2_code_8*, kept opaque so that users need no PCRE2
+  static void combine(SplitBehavior behavior,
+                      const std::vector<std::pair<std::pair<uint32_t, uint32_t>, bool>>& segments,
+                      std::vector<std::pair<uint32_t, uint32_t>>& out);
+  std::vector<void*> codes_;
+  std::vector<SplitBehavior> behaviors_;  // pcre2_code_8*, kept opaque so that users need no PCRE2
 };
 
 }  // namespace pagoda

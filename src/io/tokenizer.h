@@ -1,5 +1,6 @@
 // Text <-> token ids. One interface over every vocabulary source (GGUF-embedded
-// vocabularies now; tokenizer.json later), so that the CLI and engine never care which.
+// vocabularies, Hugging Face tokenizer.json: io/hf_tokenizer.h), so that the CLI and
+// engine never care which.
 #pragma once
 
 #include <cstdint>

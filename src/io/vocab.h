@@ -1,15 +1,17 @@
 // A vocabulary as plain data, independent of where it came from (a GGUF file's
-// tokenizer.ggml.* keys now, tokenizer.json later), and the tokenizer built from it.
-// make_tokenizer() checks everything; the loaders only copy fields. There is no Unicode
-// normalization step: the vocabularies supported so far have none (SentencePiece's only
-// rewrites spaces); tokenizer.json models with an NFC/NFKC normalizer will need one.
+// tokenizer.ggml.* keys, or a tokenizer.json), and the tokenizer built from it.
+// make_tokenizer() checks everything; the loaders only copy fields. GGUF vocabularies get
+// no Unicode normalization (llama.cpp applies none); tokenizer.json ones get the
+// normalizers their file names (HfPipeline: NFC, Prepend, Replace).
 #pragma once
 
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
+#include "io/pretokenizer.h"
 #include "io/tokenizer.h"
 
 namespace pagoda {
@@ -28,6 +30,28 @@ enum class TokenType : int32_t {
 enum class VocabModel {
   Gpt2Bpe,        // byte-level BPE with ranked merges (tokenizer.ggml.model "gpt2")
   SentencePiece,  // SentencePiece BPE: merge by score, byte fallback ("llama")
+  HfBpe,          // Hugging Face tokenizer.json BPE: normalizers, split steps, ranked merges
+};
+
+// The parts of a tokenizer.json pipeline around a BPE model (VocabModel::HfBpe).
+struct HfNormalizer {
+  enum class Kind { Nfc, Prepend, PrependIfAbsent, Replace };
+  Kind kind = Kind::Nfc;
+  std::string pattern;  // Replace: the literal text replaced
+  std::string content;  // Prepend / Replace: the text inserted
+};
+
+struct HfPipeline {
+  std::vector<HfNormalizer> normalizers;  // applied in order to each non-special fragment
+  std::vector<SplitRule> splits;          // pre-tokenizer steps, applied in order
+  bool byte_level = false;                // ByteLevel pre-tokenizer: bytes -> GPT-2 code points
+  bool byte_fallback = false;             // a character not in the vocabulary -> <0xXX> tokens
+  bool fuse_unk = false;                  // consecutive unknown characters -> one <unk>
+  bool ignore_merges = false;             // a piece that is a whole token is not merged
+  // Decoder.
+  bool decode_byte_level = false;         // ByteLevel decoder
+  bool decode_metaspace = false;          // Replace U+2581 -> ' ' (or Metaspace decoder)
+  int strip_leading_spaces = 0;           // Strip decoder's start (after Fuse)
 };
 
 struct VocabData {
@@ -37,6 +61,9 @@ struct VocabData {
   std::vector<float> scores;           // SentencePiece merge priority; empty: all 0
   std::vector<int32_t> token_types;    // TokenType values; empty: all Normal
   std::vector<std::string> merges;     // "left right"; the rank is the index (BPE only)
+  // HfBpe: merges as (left, right) pairs (token texts may contain spaces), and pipeline.
+  std::vector<std::pair<std::string, std::string>> merge_pairs;
+  HfPipeline hf;
   int32_t bos = -1;                    // -1: none
   int32_t eos = -1;
   int32_t eot = -1;                    // end of turn, e.g. <|im_end|>, <end_of_turn>

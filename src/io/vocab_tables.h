@@ -86,6 +86,9 @@ class ModelEncoder {
 [[nodiscard]] std::unique_ptr<ModelEncoder> make_byte_level_bpe(
     const VocabTables& vocab, const std::vector<std::string>& merges,
     const PreTokenizerSpec& pre);
+[[nodiscard]] std::unique_ptr<ModelEncoder> make_hf_bpe(
+    const VocabTables& vocab, const std::vector<std::pair<std::string, std::string>>& merges,
+    const HfPipeline& pipeline);
 [[nodiscard]] std::unique_ptr<ModelEncoder> make_sentencepiece_bpe(const VocabTables& vocab,
                                                                    bool add_space_prefix);
 

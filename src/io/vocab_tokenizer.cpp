@@ -178,6 +178,11 @@ class VocabTokenizer final : public Tokenizer {
       if (!spec) fail("tokenizer: unknown pre-tokenizer '", data.pre, "'");
       clean_spaces_ = spec->clean_spaces;
       encoder_ = make_byte_level_bpe(vocab_, data.merges, *spec);
+    } else if (model_ == VocabModel::HfBpe) {
+      hf_decode_byte_level_ = data.hf.decode_byte_level;
+      hf_decode_metaspace_ = data.hf.decode_metaspace;
+      strip_leading_spaces_ = data.hf.strip_leading_spaces;
+      encoder_ = make_hf_bpe(vocab_, data.merge_pairs, data.hf);
     } else {
       encoder_ = make_sentencepiece_bpe(vocab_, add_space_prefix_);
     }
@@ -237,6 +242,13 @@ class VocabTokenizer final : public Tokenizer {
       bytes += piece;
     }
     if (clean_spaces_) bytes = clean_spaces(bytes);
+    // The Strip decoder (after Fuse) drops up to that many leading spaces.
+    size_t strip = 0;
+    while (strip < static_cast<size_t>(strip_leading_spaces_) && strip < bytes.size() &&
+           bytes[strip] == ' ') {
+      ++strip;
+    }
+    bytes.erase(0, strip);
     return utf8_replace_invalid_subparts(bytes);
   }
 
@@ -250,6 +262,12 @@ class VocabTokenizer final : public Tokenizer {
  private:
   std::string piece_of(int32_t id) const {
     const std::string& text = vocab_.tokens[id];
+    if (model_ == VocabModel::HfBpe && vocab_.types[id] != TokenType::Byte) {
+      // The `tokenizers` library runs added tokens through the decoder too (Gemma's
+      // added "▁▁▁▁" decodes to four spaces).
+      if (hf_decode_byte_level_) return byte_level_decode(text);
+      return hf_decode_metaspace_ ? unescape_spaces(text) : text;
+    }
     switch (vocab_.types[id]) {
       case TokenType::Control:
       case TokenType::Unknown:
@@ -276,6 +294,8 @@ class VocabTokenizer final : public Tokenizer {
   std::unordered_set<int32_t> end_of_generation_;
   int32_t bos_ = -1, eos_ = -1;
   bool add_bos_ = false, add_eos_ = false, add_space_prefix_ = false, clean_spaces_ = false;
+  bool hf_decode_byte_level_ = false, hf_decode_metaspace_ = false;
+  int strip_leading_spaces_ = 0;
 };
 
 }  // namespace

@@ -1,0 +1,100 @@
+// pagoda tokenize / detokenize: text <-> token ids with a model's tokenizer, one JSON
+// line per input, so that tests can batch thousands of strings through one process.
+//   pagoda tokenize MODEL_OR_TOKENIZER [--text T] [--jsonl] [--special] [--no-add-special]
+//   pagoda detokenize MODEL_OR_TOKENIZER [--keep-special]
+// MODEL_OR_TOKENIZER: a .gguf file, a Hugging Face directory or a tokenizer.json.
+#include <cstdio>
+#include <filesystem>
+#include <iostream>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "cli/args.h"
+#include "cli/commands.h"
+#include "core/error.h"
+#include "io/hf_tokenizer.h"
+#include "io/tokenizer.h"
+#include "loader/gguf.h"
+
+namespace pagoda::cli {
+
+namespace {
+
+std::unique_ptr<Tokenizer> open_tokenizer(const std::string& path) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  if (fs::is_directory(path, ec) || fs::path(path).extension() == ".json") {
+    return load_hf_tokenizer(path);
+  }
+  const auto file = GgufFile::open(path);
+  return load_gguf_tokenizer(*file);
+}
+
+std::string ids_json(const std::vector<int32_t>& ids) {
+  return nlohmann::json(ids).dump();
+}
+
+}  // namespace
+
+int cmd_tokenize(int argc, char** argv) {
+  const Args args(argc, argv, {"text"}, {"jsonl", "special", "no-add-special"});
+  if (args.positional().size() != 1) {
+    std::fputs("usage: pagoda tokenize MODEL_OR_TOKENIZER [--text T] [--jsonl] [--special] "
+               "[--no-add-special]\n  without --text: one input per stdin line (--jsonl: each "
+               "line a JSON string)\n",
+               stderr);
+    return 2;
+  }
+  const auto tokenizer = open_tokenizer(args.positional()[0]);
+  const bool add_special = !args.has("no-add-special");
+  const bool parse_special = args.has("special");
+  if (args.has("text")) {
+    std::cout << ids_json(tokenizer->encode(args.get("text", ""), add_special, parse_special))
+              << '\n';
+    return 0;
+  }
+  const bool jsonl = args.has("jsonl");
+  std::string line;
+  for (size_t number = 1; std::getline(std::cin, line); ++number) {
+    std::string text = line;
+    if (jsonl) {
+      const auto j = nlohmann::json::parse(line, nullptr, false);
+      if (j.is_discarded() || !j.is_string()) fail("stdin line ", number, " is not a JSON string");
+      text = j.get<std::string>();
+    }
+    std::cout << ids_json(tokenizer->encode(text, add_special, parse_special)) << '\n';
+  }
+  return 0;
+}
+
+int cmd_detokenize(int argc, char** argv) {
+  const Args args(argc, argv, {}, {"keep-special"});
+  if (args.positional().size() != 1) {
+    std::fputs("usage: pagoda detokenize MODEL_OR_TOKENIZER [--keep-special]\n  one JSON array "
+               "of ids per stdin line; prints one JSON string per line\n",
+               stderr);
+    return 2;
+  }
+  const auto tokenizer = open_tokenizer(args.positional()[0]);
+  const bool skip_special = !args.has("keep-special");
+  std::string line;
+  for (size_t number = 1; std::getline(std::cin, line); ++number) {
+    const auto j = nlohmann::json::parse(line, nullptr, false);
+    if (j.is_discarded() || !j.is_array()) fail("stdin line ", number, " is not a JSON array");
+    std::vector<int32_t> ids;
+    for (const auto& id : j) {
+      if (!id.is_number_integer() || id.get<int64_t>() < 0 ||
+          id.get<int64_t>() >= tokenizer->vocab_size()) {
+        fail("stdin line ", number, ": ", id.dump(), " is not a token id");
+      }
+      ids.push_back(static_cast<int32_t>(id.get<int64_t>()));
+    }
+    std::cout << nlohmann::json(tokenizer->decode(ids, skip_special))
+                     .dump(-1, ' ', false, nlohmann::json::error_handler_t::replace)
+              << '\n';
+  }
+  return 0;
+}
+
+}  // namespace pagoda::cli

@@ -10,7 +10,7 @@ TEST(EngineAbortStorm, AbortsLeaveNoState) {
   const int num_requests = skip_slow() ? 120 : 1000;
   std::mt19937 rng(31);
   EngineOptions o = small_options();
-  o.max_num_batched_tokens = 64;  // long prompts are mid-prefill for a few steps
+  o.max_num_batched_tokens = 32;  // longer prompts are mid-prefill for a few steps
   o.max_num_seqs = 48;
   auto core = make_core(*b, o);
 
@@ -22,7 +22,8 @@ TEST(EngineAbortStorm, AbortsLeaveNoState) {
     for (int i = 0; i < 8 && added < num_requests; ++i, ++added) {
       RequestId id = std::to_string(added);
       id.insert(id.begin(), 'q');
-      const int len = coin(rng) ? std::uniform_int_distribution<int>(40, 120)(rng) : std::uniform_int_distribution<int>(2, 6)(rng);
+      const bool longer = std::bernoulli_distribution(0.15)(rng);
+      const int len = std::uniform_int_distribution<int>(2, longer ? 60 : 6)(rng);
       core->add_request(id, random_prompt(rng, len), greedy(std::uniform_int_distribution<int>(1, 4)(rng)));
       live.push_back(id);
       if (coin(rng)) {  // aborted while waiting

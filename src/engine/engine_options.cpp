@@ -29,6 +29,11 @@ SchedulerConfig make_scheduler_config(const EngineOptions& o, const ModelSpec& s
          " bytes each)");
   }
   const int64_t blocks = std::min<int64_t>(o.kv_cache_memory / block_bytes, 1 << 24);
+  // Not given: the model's context, or what the cache holds if that is less (an explicit
+  // max_model_len beyond the cache is the scheduler's error to report).
+  if (o.max_model_len == 0) {
+    max_model_len = static_cast<int>(std::min<int64_t>(max_model_len, blocks * o.block_size));
+  }
 
   SchedulerConfig c;
   c.max_num_seqs = o.max_num_seqs;

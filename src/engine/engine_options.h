@@ -12,7 +12,7 @@ namespace pagoda {
 struct EngineOptions {
   int max_num_seqs = 128;
   int max_num_batched_tokens = 2048;
-  int max_model_len = 0;  // 0: the model's context length
+  int max_model_len = 0;  // 0: the model's context length (capped by the KV cache)
   int block_size = 16;
   // Bytes of KV cache (vLLM's CPU backend: VLLM_CPU_KVCACHE_SPACE). 1 GiB by default.
   int64_t kv_cache_memory = int64_t{1} << 30;

@@ -1,7 +1,11 @@
 // pagoda bench latency [MODEL] --input-len 128 --output-len 128 --batch-size 1 --output-json FILE
 // Times the prefill of batch-size random prompts and their decode, like
 // `vllm bench latency`, and prints (and optionally writes) JSON.
+// pagoda bench throughput [MODEL] --input-len L --output-len O --num-prompts N [engine flags]
+// Runs N random prompts through the engine (ignore_eos), like `vllm bench throughput`.
 #include <sys/resource.h>
+
+#include <chrono>
 
 #include <cstdio>
 #include <fstream>
@@ -11,7 +15,9 @@
 
 #include "cli/args.h"
 #include "cli/commands.h"
+#include "cli/engine_args.h"
 #include "cli/model_session.h"
+#include "engine/llm.h"
 #include "runner/batch_generator.h"
 
 namespace pagoda::cli {
@@ -84,13 +90,69 @@ int bench_latency(int argc, char** argv) {
   return 0;
 }
 
+void write_json(const Args& args, const nlohmann::json& result) {
+  const std::string text = result.dump(2);
+  std::puts(text.c_str());
+  if (args.has("output-json")) {
+    std::ofstream out(args.get("output-json", ""));
+    if (!out) fail("cannot write ", args.get("output-json", ""));
+    out << text << '\n';
+  }
+}
+
+int bench_throughput(int argc, char** argv) {
+  const Args args(argc, argv,
+                  with_engine_value_options({"input-len", "output-len", "num-prompts", "output-json", "seed"}),
+                  with_engine_flag_options({}));
+  if (args.positional().size() > 1) fail("expected at most one MODEL argument");
+  const std::string path = args.positional().empty() ? default_model_path() : args.positional()[0];
+  const int input_len = static_cast<int>(args.get_int("input-len", 128, 1, 1 << 20));
+  const int output_len = static_cast<int>(args.get_int("output-len", 128, 1, 1 << 20));
+  const int num_prompts = static_cast<int>(args.get_int("num-prompts", 100, 1, 1 << 20));
+  EngineOptions options = engine_options_from(args);
+  if (options.max_model_len == 0) options.max_model_len = input_len + output_len;
+  LLM llm(path, options);
+
+  std::mt19937 rng(static_cast<uint32_t>(args.get_int("seed", 0, 0, 1LL << 31)));
+  std::uniform_int_distribution<int32_t> pick(0, llm.tokenizer().vocab_size() - 1);
+  std::vector<std::vector<int32_t>> prompts(static_cast<size_t>(num_prompts));
+  for (auto& p : prompts) {
+    for (int i = 0; i < input_len; ++i) p.push_back(pick(rng));
+  }
+  SamplingParams params;
+  params.temperature = 1.0f;  // vllm bench throughput's default sampling
+  params.ignore_eos = true;
+  params.max_tokens = output_len;
+  const auto start = std::chrono::steady_clock::now();
+  const auto outputs = llm.generate(prompts, params);
+  const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  int64_t out_tokens = 0;
+  for (const auto& o : outputs) out_tokens += static_cast<int64_t>(o.token_ids.size());
+  const int64_t in_tokens = static_cast<int64_t>(num_prompts) * input_len;
+  write_json(args, {
+      {"model", path},
+      {"num_requests", num_prompts},
+      {"input_len", input_len},
+      {"output_len", output_len},
+      {"elapsed_time", elapsed},
+      {"requests_per_second", num_prompts / elapsed},
+      {"tokens_per_second", static_cast<double>(in_tokens + out_tokens) / elapsed},
+      {"output_tokens_per_second", static_cast<double>(out_tokens) / elapsed},
+      {"total_num_tokens", in_tokens + out_tokens},
+      {"num_preemptions", llm.core().scheduler().stats().num_preemptions},
+      {"peak_rss_mb", peak_rss_mb()},
+  });
+  return 0;
+}
+
 }  // namespace
 
 int cmd_bench(int argc, char** argv) {
-  if (argc < 1) fail("usage: pagoda bench latency [MODEL] [options]");
+  if (argc < 1) fail("usage: pagoda bench latency|throughput [MODEL] [options]");
   const std::string which = argv[0];
   if (which == "latency") return bench_latency(argc - 1, argv + 1);
-  fail("unknown benchmark ", which, " (known: latency)");
+  if (which == "throughput") return bench_throughput(argc - 1, argv + 1);
+  fail("unknown benchmark ", which, " (known: latency, throughput)");
 }
 
 }  // namespace pagoda::cli

@@ -31,10 +31,14 @@ inline uint32_t simd_load_u32(const uint8_t* p) {
 template <class V, class Out>
 void simd_q4_0(const uint8_t* b, Out&& out) {
   const auto d = V::set1(V::load_f16(b));
+  // Chunks go out in element order (all low nibbles, then all high ones), so that the
+  // fused dot product sums each lane in the same order as the dequantize-then-dot path:
+  // a row's result must not depend on which path its batch size picks.
   for (int j = 0; j < 16; j += V::kLanes) {
-    const auto q = V::load_u8(b + 2 + j);
-    out(j, V::mul(d, V::to_f(V::sub(V::and_(q, 0x0f), 8))));
-    out(16 + j, V::mul(d, V::to_f(V::sub(V::srl(q, 4), 8))));
+    out(j, V::mul(d, V::to_f(V::sub(V::and_(V::load_u8(b + 2 + j), 0x0f), 8))));
+  }
+  for (int j = 0; j < 16; j += V::kLanes) {
+    out(16 + j, V::mul(d, V::to_f(V::sub(V::srl(V::load_u8(b + 2 + j), 4), 8))));
   }
 }
 
@@ -42,10 +46,11 @@ template <class V, class Out>
 void simd_q4_1(const uint8_t* b, Out&& out) {
   const auto d = V::set1(V::load_f16(b));
   const auto m = V::set1(V::load_f16(b + 2));
+  for (int j = 0; j < 16; j += V::kLanes) {  // element order, as in simd_q4_0
+    out(j, V::add(V::mul(d, V::to_f(V::and_(V::load_u8(b + 4 + j), 0x0f))), m));
+  }
   for (int j = 0; j < 16; j += V::kLanes) {
-    const auto q = V::load_u8(b + 4 + j);
-    out(j, V::add(V::mul(d, V::to_f(V::and_(q, 0x0f))), m));
-    out(16 + j, V::add(V::mul(d, V::to_f(V::srl(q, 4))), m));
+    out(16 + j, V::add(V::mul(d, V::to_f(V::srl(V::load_u8(b + 4 + j), 4))), m));
   }
 }
 
@@ -55,16 +60,17 @@ void simd_q5(const uint8_t* b, Out&& out) {
   const auto m = V::set1(kHasMin ? V::load_f16(b + 2) : 0.0f);
   const uint32_t qh = simd_load_u32(b + (kHasMin ? 4 : 2));
   const uint8_t* qs = b + (kHasMin ? 8 : 6);
-  for (int j = 0; j < 16; j += V::kLanes) {
-    const auto q = V::load_u8(qs + j);
-    const auto lo = V::or_(V::and_(q, 0x0f), V::shl(V::bit_lanes(qh, j), 4));
-    const auto hi = V::or_(V::srl(q, 4), V::shl(V::bit_lanes(qh, j + 16), 4));
-    if constexpr (kHasMin) {
-      out(j, V::add(V::mul(d, V::to_f(lo)), m));
-      out(16 + j, V::add(V::mul(d, V::to_f(hi)), m));
-    } else {
-      out(j, V::mul(d, V::to_f(V::sub(lo, 16))));
-      out(16 + j, V::mul(d, V::to_f(V::sub(hi, 16))));
+  // Element order, as in simd_q4_0: low halves j, then high halves 16 + j.
+  for (int half = 0; half < 2; ++half) {
+    for (int j = 0; j < 16; j += V::kLanes) {
+      const auto q = V::load_u8(qs + j);
+      const auto v = half == 0 ? V::or_(V::and_(q, 0x0f), V::shl(V::bit_lanes(qh, j), 4))
+                               : V::or_(V::srl(q, 4), V::shl(V::bit_lanes(qh, j + 16), 4));
+      if constexpr (kHasMin) {
+        out(16 * half + j, V::add(V::mul(d, V::to_f(v)), m));
+      } else {
+        out(16 * half + j, V::mul(d, V::to_f(V::sub(v, 16))));
+      }
     }
   }
 }

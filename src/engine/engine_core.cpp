@@ -1,0 +1,106 @@
+#include "engine/engine_core.h"
+
+#include <algorithm>
+
+#include "core/error.h"
+
+namespace pagoda {
+
+EngineCore::EngineCore(Model& model, Backend& backend, const Tokenizer& tokenizer,
+                       const EngineOptions& options)
+    : tokenizer_(tokenizer), processor_(tokenizer) {
+  const SchedulerConfig config = make_scheduler_config(options, model.spec());
+  limits_.vocab_size = model.spec().vocab_size;
+  limits_.max_tokens = config.max_model_len;
+  for (int32_t t = 0; t < tokenizer.vocab_size(); ++t) {
+    if (tokenizer.is_end_of_generation(t)) eos_ids_.push_back(t);
+  }
+  scheduler_ = std::make_unique<Scheduler>(config);
+  runner_ = std::make_unique<ModelRunner>(model, backend, config.num_kv_blocks, config.block_size);
+}
+
+void EngineCore::add_request(const RequestId& id, std::vector<int32_t> prompt_ids, SamplingParams params) {
+  if (setups_.count(id)) fail("request ", id, ": id already in use");
+  if (params.n != 1) fail("request ", id, ": n > 1 is not supported yet");
+  if (params.prompt_logprobs) fail("request ", id, ": prompt_logprobs are not supported yet");
+  params.eos_token_ids = eos_ids_;
+  params.validate(limits_);
+  if (!params.bad_words.empty()) {
+    params.tokenize_bad_words([this](std::string_view w) { return tokenizer_.encode(w, false); }, limits_);
+  }
+  for (const int32_t t : prompt_ids) {
+    if (t < 0 || t >= limits_.vocab_size) fail("request ", id, ": prompt token id ", t, " is out of vocabulary");
+  }
+  const int max_model_len = scheduler_->config().max_model_len;
+  RequestParams rp;
+  rp.id = id;
+  rp.max_tokens = static_cast<int>(std::clamp<int64_t>(
+      params.max_tokens.value_or(max_model_len - static_cast<int64_t>(prompt_ids.size())), 1, max_model_len));
+  rp.stop_token_ids = params.stop_token_ids;
+  if (!params.ignore_eos) rp.stop_token_ids.insert(rp.stop_token_ids.end(), eos_ids_.begin(), eos_ids_.end());
+  const int num_prompt = static_cast<int>(prompt_ids.size());
+  rp.prompt_token_ids = std::move(prompt_ids);
+  scheduler_->add_request(std::move(rp));  // the last check that can fail
+  const uint64_t key = Rng(params.seed).key();
+  processor_.add_request(id, params);
+  setups_.emplace(id, RunnerRequestSetup{std::move(params), num_prompt, key});
+}
+
+void EngineCore::abort(const RequestId& id) {
+  if (!setups_.count(id)) return;
+  const RequestId ids[] = {id};
+  scheduler_->finish_requests(ids, RequestStatus::FinishedAborted);
+  pending_.push_back(processor_.abort(id));
+  setups_.erase(id);
+}
+
+RunnerRequestSetup EngineCore::setup_of(const RequestId& id) const {
+  const auto it = setups_.find(id);
+  if (it == setups_.end()) fail("engine: the scheduler ran unknown request ", id);
+  return it->second;
+}
+
+std::vector<RequestOutput> EngineCore::step() {
+  const SchedulerOutput out = scheduler_->schedule();
+  const RunnerOutput run = runner_->execute(out, [this](const RequestId& id) { return setup_of(id); });
+  const std::vector<FinishedRequest> finished = scheduler_->update_from_output(out, run.sampled);
+  return process(run, finished);
+}
+
+std::vector<RequestOutput> EngineCore::process(const RunnerOutput& run,
+                                               const std::vector<FinishedRequest>& finished) {
+  std::vector<RequestOutput> outputs = std::move(pending_);
+  pending_.clear();
+  std::unordered_map<RequestId, RequestStatus> status;
+  for (const FinishedRequest& f : finished) status.emplace(f.id, f.status);
+  std::vector<RequestId> ids;
+  for (const auto& [id, tokens] : run.sampled) ids.push_back(id);
+  for (const FinishedRequest& f : finished) {
+    if (!run.sampled.count(f.id)) ids.push_back(f.id);
+  }
+  std::sort(ids.begin(), ids.end());
+  std::vector<RequestId> stopped;  // by a stop string: the scheduler does not know yet
+  for (const RequestId& id : ids) {
+    if (!processor_.has_request(id)) continue;
+    const auto s = status.find(id);
+    const auto t = run.sampled.find(id);
+    const auto l = run.logprobs.find(id);
+    RequestOutput delta = processor_.process(
+        id, t == run.sampled.end() ? std::span<const int32_t>() : std::span<const int32_t>(t->second),
+        l == run.logprobs.end() ? std::span<const TokenLogprobs>() : std::span<const TokenLogprobs>(l->second),
+        s == status.end() ? std::nullopt : std::optional<RequestStatus>(s->second));
+    if (delta.finished) {
+      if (s == status.end()) stopped.push_back(id);
+      setups_.erase(id);
+    }
+    outputs.push_back(std::move(delta));
+  }
+  scheduler_->finish_requests(stopped, RequestStatus::FinishedStopped);
+  return outputs;
+}
+
+bool EngineCore::has_unfinished_requests() const {
+  return scheduler_->has_unfinished_requests() || runner_->num_requests() > 0 || !pending_.empty();
+}
+
+}  // namespace pagoda

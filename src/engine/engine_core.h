@@ -1,0 +1,54 @@
+// The engine core: one step = schedule -> run the model -> update the scheduler ->
+// process outputs (detokenize, stop strings). Single-threaded; LLMEngine puts it on its
+// own thread, LLM drives it directly.
+#pragma once
+
+#include <memory>
+#include <span>
+#include <unordered_map>
+#include <vector>
+
+#include "engine/engine_options.h"
+#include "engine/output_processor.h"
+#include "runner/model_runner.h"
+#include "sched/scheduler.h"
+
+namespace pagoda {
+
+class EngineCore {
+ public:
+  // model, backend and tokenizer must outlive the core.
+  EngineCore(Model& model, Backend& backend, const Tokenizer& tokenizer, const EngineOptions& options);
+
+  // Validates first: on Error nothing is queued.
+  void add_request(const RequestId& id, std::vector<int32_t> prompt_ids, SamplingParams params);
+  // Ends a request wherever it is; its final output (reason Abort) comes with the next
+  // step(). Unknown or finished ids are ignored.
+  void abort(const RequestId& id);
+  // One engine step; returns the deltas it produced.
+  [[nodiscard]] std::vector<RequestOutput> step();
+  // Also true while the runner still holds state that the next step will drop.
+  [[nodiscard]] bool has_unfinished_requests() const;
+
+  [[nodiscard]] const Scheduler& scheduler() const { return *scheduler_; }
+  [[nodiscard]] const ModelRunner& runner() const { return *runner_; }
+  [[nodiscard]] const OutputProcessor& output_processor() const { return processor_; }
+  [[nodiscard]] int num_requests() const { return static_cast<int>(setups_.size()); }
+  [[nodiscard]] const SchedulerConfig& config() const { return scheduler_->config(); }
+
+ private:
+  [[nodiscard]] RunnerRequestSetup setup_of(const RequestId& id) const;
+  [[nodiscard]] std::vector<RequestOutput> process(const RunnerOutput& run,
+                                                   const std::vector<FinishedRequest>& finished);
+
+  const Tokenizer& tokenizer_;
+  SamplingLimits limits_;
+  std::vector<int32_t> eos_ids_;
+  std::unique_ptr<Scheduler> scheduler_;
+  std::unique_ptr<ModelRunner> runner_;
+  OutputProcessor processor_;
+  std::unordered_map<RequestId, RunnerRequestSetup> setups_;  // live requests
+  std::vector<RequestOutput> pending_;  // abort outputs for the next step
+};
+
+}  // namespace pagoda

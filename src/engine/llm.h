@@ -1,0 +1,45 @@
+// The offline API, as vLLM's LLM: load a model, generate for a list of prompts, get the
+// whole outputs back. Runs the engine core on the calling thread.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "engine/engine_core.h"
+#include "engine/model_bundle.h"
+
+namespace pagoda {
+
+struct CompletionOutput {
+  std::string text;
+  std::vector<int32_t> token_ids;
+  std::vector<TokenLogprobs> logprobs;
+  FinishReason finish_reason = FinishReason::Length;
+  std::string stop_reason;
+};
+
+class LLM {
+ public:
+  LLM(const std::string& model_path, const EngineOptions& options);
+
+  // One output per prompt, in order. Prompts are encoded with the tokenizer's special
+  // tokens (BOS where the vocabulary asks for it). Throws Error on bad params.
+  [[nodiscard]] std::vector<CompletionOutput> generate(const std::vector<std::string>& prompts,
+                                                       const SamplingParams& params);
+  [[nodiscard]] std::vector<CompletionOutput> generate(const std::vector<std::vector<int32_t>>& prompts,
+                                                       const SamplingParams& params);
+
+  [[nodiscard]] const Tokenizer& tokenizer() const { return bundle_.tokenizer(); }
+  [[nodiscard]] EngineCore& core() { return core_; }
+
+ private:
+  ModelBundle bundle_;
+  EngineCore core_;
+  uint64_t next_id_ = 0;
+};
+
+// Drives a core until the given requests are done; collects their outputs in order.
+[[nodiscard]] std::vector<CompletionOutput> run_to_completion(EngineCore& core,
+                                                              const std::vector<RequestId>& ids);
+
+}  // namespace pagoda

@@ -1,0 +1,31 @@
+// A loaded model ready for the engine: the CPU backend, the checkpoint, its forward pass
+// and its tokenizer, in the order they must be built and destroyed.
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include "backend/backend.h"
+#include "io/tokenizer.h"
+#include "loader/load_model.h"
+#include "model/model.h"
+
+namespace pagoda {
+
+class ModelBundle {
+ public:
+  // Throws Error when the checkpoint cannot be loaded or has no usable tokenizer.
+  ModelBundle(const std::string& path, int num_threads);
+
+  [[nodiscard]] Backend& backend() { return *backend_; }
+  [[nodiscard]] Model& model() { return *model_; }
+  [[nodiscard]] const Tokenizer& tokenizer() const { return *tokenizer_; }
+
+ private:
+  std::unique_ptr<Backend> backend_;
+  LoadedModel loaded_;
+  std::unique_ptr<Model> model_;
+  std::unique_ptr<Tokenizer> tokenizer_;
+};
+
+}  // namespace pagoda

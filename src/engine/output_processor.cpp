@@ -1,0 +1,103 @@
+#include "engine/output_processor.h"
+
+#include "core/error.h"
+
+namespace pagoda {
+
+namespace {
+
+constexpr std::string_view kReplacement = "\xEF\xBF\xBD";  // U+FFFD
+
+bool ends_with_replacement(const std::string& s) {
+  return s.size() >= kReplacement.size() &&
+         s.compare(s.size() - kReplacement.size(), kReplacement.size(), kReplacement) == 0;
+}
+
+FinishReason reason_of(RequestStatus s) {
+  switch (s) {
+    case RequestStatus::FinishedStopped: return FinishReason::Stop;
+    case RequestStatus::FinishedLengthCapped: return FinishReason::Length;
+    default: return FinishReason::Abort;
+  }
+}
+
+}  // namespace
+
+void OutputProcessor::add_request(const RequestId& id, const SamplingParams& params) {
+  if (states_.count(id)) fail("request ", id, ": id already in use");
+  State st;
+  st.params = params;
+  states_.emplace(id, std::move(st));
+}
+
+bool OutputProcessor::feed(State& st, const std::string& text, RequestOutput& out) {
+  // Decoding more tokens only completes the trailing bytes, so the stable text grows by
+  // appending; anything else (a tokenizer that rewrites earlier text) appends what is new.
+  const std::string delta = text.size() > st.fed.size() ? text.substr(st.fed.size()) : std::string();
+  // vLLM checks stop strings only after min_tokens outputs; before, text goes out as is.
+  if (!st.checker && !st.params.stop.empty() &&
+      static_cast<int64_t>(st.output_ids.size()) > st.params.min_tokens) {
+    st.checker = std::make_unique<StopChecker>(st.params.stop, st.params.include_stop_str_in_output);
+    st.checker_base = st.fed.size();
+  }
+  st.fed += delta;
+  size_t emit_end = st.fed.size();
+  bool stopped = false;
+  if (st.checker) {
+    const StopChecker::Update u = st.checker->append(delta);
+    emit_end = st.checker_base + u.emit_end;
+    if (u.stopped) {
+      stopped = true;
+      out.stop_reason = st.params.stop[static_cast<size_t>(u.stop_index)];
+    }
+  }
+  if (emit_end > st.emitted) {
+    out.text.append(st.fed, st.emitted, emit_end - st.emitted);
+    st.emitted = emit_end;
+  }
+  return stopped;
+}
+
+RequestOutput OutputProcessor::process(const RequestId& id, std::span<const int32_t> tokens,
+                                       std::span<const TokenLogprobs> logprobs,
+                                       std::optional<RequestStatus> finished_status) {
+  const auto it = states_.find(id);
+  if (it == states_.end()) fail("output processor: unknown request ", id);
+  State& st = it->second;
+  RequestOutput out;
+  out.id = id;
+  out.token_ids.assign(tokens.begin(), tokens.end());
+  out.logprobs.assign(logprobs.begin(), logprobs.end());
+  st.output_ids.insert(st.output_ids.end(), tokens.begin(), tokens.end());
+
+  std::string text = tokenizer_.decode(st.output_ids, st.params.skip_special_tokens);
+  const bool final = finished_status.has_value();
+  if (!final) {
+    while (ends_with_replacement(text)) text.resize(text.size() - kReplacement.size());
+  }
+  const bool stopped = feed(st, text, out);
+  if (stopped) {
+    out.finished = true;
+    out.finish_reason = FinishReason::Stop;
+  } else if (final) {
+    if (st.checker) {  // held back as a possible stop prefix: the generation ended anyway
+      const size_t end = st.checker_base + st.checker->finish_emit_end();
+      if (end > st.emitted) out.text.append(st.fed, st.emitted, end - st.emitted);
+    }
+    out.finished = true;
+    out.finish_reason = reason_of(*finished_status);
+  }
+  if (out.finished) states_.erase(it);
+  return out;
+}
+
+RequestOutput OutputProcessor::abort(const RequestId& id) {
+  RequestOutput out;
+  out.id = id;
+  out.finished = true;
+  out.finish_reason = FinishReason::Abort;
+  states_.erase(id);
+  return out;
+}
+
+}  // namespace pagoda

@@ -1,0 +1,109 @@
+#include "runner/model_runner.h"
+
+#include <algorithm>
+
+#include "core/error.h"
+#include "runner/paged_batch.h"
+
+namespace pagoda {
+
+ModelRunner::ModelRunner(Model& model, Backend& backend, int num_kv_blocks, int block_size)
+    : model_(model), backend_(backend), cache_(backend, model.spec(), num_kv_blocks, block_size) {}
+
+ModelRunner::State ModelRunner::make_state(RunnerRequestSetup s, std::vector<int32_t> tokens,
+                                           std::vector<int32_t> blocks, int num_computed) {
+  if (s.num_prompt_tokens < 1 || s.num_prompt_tokens > static_cast<int>(tokens.size())) {
+    fail("runner: prompt length ", s.num_prompt_tokens, " does not fit ", tokens.size(), " tokens");
+  }
+  // A greedy request never draws; a sampled one drew once per output token so far, so a
+  // resumed request continues its stream where it left off.
+  const int num_outputs = static_cast<int>(tokens.size()) - s.num_prompt_tokens;
+  const uint64_t counter = s.params.is_greedy() ? 0 : static_cast<uint64_t>(num_outputs);
+  State st{std::move(tokens), s.num_prompt_tokens, std::move(blocks), num_computed,
+           std::move(s.params), Rng::from_state(s.rng_key, counter)};
+  return st;
+}
+
+void ModelRunner::apply(const SchedulerOutput& out, const RunnerSetupFn& setup) {
+  for (const RequestId& id : out.finished_req_ids) states_.erase(id);
+  for (const RequestId& id : out.preempted_req_ids) states_.erase(id);
+  for (const NewRequestData& n : out.scheduled_new_reqs) {
+    RunnerRequestSetup s = setup(n.id);
+    s.num_prompt_tokens = static_cast<int>(n.prompt_token_ids.size());
+    states_.insert_or_assign(n.id, make_state(std::move(s), n.prompt_token_ids, n.block_ids,
+                                              n.num_computed_tokens));
+  }
+  for (const CachedRequestData& c : out.scheduled_cached_reqs) {
+    if (c.resumed_from_preemption) {
+      states_.insert_or_assign(c.id, make_state(setup(c.id), c.new_token_ids, c.new_block_ids,
+                                                c.num_computed_tokens));
+      continue;
+    }
+    const auto it = states_.find(c.id);
+    if (it == states_.end()) fail("runner: unknown request ", c.id);
+    State& st = it->second;
+    st.token_ids.insert(st.token_ids.end(), c.new_token_ids.begin(), c.new_token_ids.end());
+    st.block_ids.insert(st.block_ids.end(), c.new_block_ids.begin(), c.new_block_ids.end());
+    st.num_computed_tokens = c.num_computed_tokens;
+  }
+}
+
+RunnerOutput ModelRunner::execute(const SchedulerOutput& out, const RunnerSetupFn& setup) {
+  apply(out, setup);
+  RunnerOutput result;
+  if (out.total_num_scheduled_tokens == 0) return result;
+
+  // Rows in a fixed order (by id) so that a step's batch does not depend on hash order.
+  std::vector<std::pair<const RequestId*, int>> rows;
+  for (const auto& [id, n] : out.num_scheduled_tokens) rows.emplace_back(&id, n);
+  std::sort(rows.begin(), rows.end(), [](const auto& a, const auto& b) { return *a.first < *b.first; });
+
+  std::vector<SequenceChunk> chunks;
+  std::vector<int32_t> ids;
+  std::vector<State*> samplers;  // states that sample, in logit-row order
+  std::vector<const RequestId*> sampler_ids;
+  std::vector<int> sample_chunks;
+  for (const auto& [id, n] : rows) {
+    const auto it = states_.find(*id);
+    if (it == states_.end()) fail("runner: scheduled request ", *id, " is unknown");
+    State& st = it->second;
+    const int end = st.num_computed_tokens + n;
+    if (n <= 0 || end > static_cast<int>(st.token_ids.size())) {
+      fail("runner: request ", *id, " scheduled past its tokens");
+    }
+    chunks.push_back({st.block_ids, st.num_computed_tokens, n});
+    ids.insert(ids.end(), st.token_ids.begin() + st.num_computed_tokens, st.token_ids.begin() + end);
+    // A prefill chunk that stops short of the last token has nothing to sample.
+    if (end == static_cast<int>(st.token_ids.size())) {
+      samplers.push_back(&st);
+      sampler_ids.push_back(id);
+      sample_chunks.push_back(static_cast<int>(chunks.size()) - 1);
+    }
+  }
+  PagedBatch batch(chunks, cache_.block_size());
+  std::vector<int32_t> logit_rows;
+  for (const int c : sample_chunks) logit_rows.push_back(batch.last_token_rows()[static_cast<size_t>(c)]);
+  Tensor logits = model_.forward({ids, batch.positions(), batch.metadata(), logit_rows}, cache_);
+  for (size_t i = 0; i < chunks.size(); ++i) {
+    states_.find(*rows[i].first)->second.num_computed_tokens += chunks[i].num_new;
+  }
+  if (samplers.empty()) return result;
+
+  const size_t vocab = static_cast<size_t>(model_.spec().vocab_size);
+  logits_host_.resize(samplers.size() * vocab);
+  backend_.download(logits, logits_host_.data());
+  for (size_t i = 0; i < samplers.size(); ++i) {
+    State& st = *samplers[i];
+    const std::span<const int32_t> all(st.token_ids);
+    const SamplerRow row{std::span<float>(logits_host_.data() + i * vocab, vocab), &st.params,
+                         all.first(static_cast<size_t>(st.num_prompt_tokens)),
+                         all.subspan(static_cast<size_t>(st.num_prompt_tokens)), &st.rng};
+    SampleResult r = sampler_.sample(row);
+    st.token_ids.push_back(r.token);
+    result.sampled[*sampler_ids[i]].push_back(r.token);
+    if (r.logprobs) result.logprobs[*sampler_ids[i]].push_back(std::move(*r.logprobs));
+  }
+  return result;
+}
+
+}  // namespace pagoda

@@ -16,7 +16,7 @@
 #include "cli/args.h"
 #include "cli/commands.h"
 #include "cli/engine_args.h"
-#include "cli/model_session.h"
+#include "engine/model_bundle.h"
 #include "engine/llm.h"
 #include "runner/batch_generator.h"
 
@@ -40,10 +40,10 @@ int bench_latency(int argc, char** argv) {
   const int output_len = static_cast<int>(args.get_int("output-len", 128, 2, 1 << 20));
   const int batch = static_cast<int>(args.get_int("batch-size", 1, 1, 4096));
   const int iters = static_cast<int>(args.get_int("num-iters", 3, 1, 1000));
-  ModelSession session(path, static_cast<int>(args.get_int("threads", 0, 0, 1024)));
+  ModelBundle bundle(path, static_cast<int>(args.get_int("threads", 0, 0, 1024)));
 
   std::mt19937 rng(static_cast<uint32_t>(args.get_int("seed", 0, 0, 1LL << 31)));
-  const int vocab = session.model().spec().vocab_size;
+  const int vocab = bundle.model().spec().vocab_size;
   std::uniform_int_distribution<int32_t> pick(0, vocab - 1);
   std::vector<std::vector<int32_t>> prompts(static_cast<size_t>(batch));
   for (auto& p : prompts) {
@@ -53,7 +53,7 @@ int bench_latency(int argc, char** argv) {
   options.max_tokens = output_len;
   options.stop_at_eos = false;
   options.prefill_chunk = input_len;
-  BatchGenerator generator(session.model(), session.backend());
+  BatchGenerator generator(bundle.model(), bundle.backend());
 
   generator.generate(prompts, options);  // warm-up
   double prefill = 0, decode = 0;
@@ -68,7 +68,7 @@ int bench_latency(int argc, char** argv) {
   const double decode_steps = output_len - 1;
   nlohmann::json result = {
       {"model", path},
-      {"backend", session.backend().name()},
+      {"backend", bundle.backend().name()},
       {"input_len", input_len},
       {"output_len", output_len},
       {"batch_size", batch},

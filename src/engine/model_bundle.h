@@ -20,6 +20,7 @@ class ModelBundle {
   [[nodiscard]] Backend& backend() { return *backend_; }
   [[nodiscard]] Model& model() { return *model_; }
   [[nodiscard]] const Tokenizer& tokenizer() const { return *tokenizer_; }
+  [[nodiscard]] const LoadedModel& loaded() const { return loaded_; }
 
  private:
   std::unique_ptr<Backend> backend_;

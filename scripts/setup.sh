@@ -6,7 +6,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 packages=(build-essential cmake ninja-build pkg-config git unzip
-  libgtest-dev nlohmann-json3-dev libpcre2-dev libicu-dev zstd clang-14 libclang-rt-14-dev python3-venv)
+  ccache libgtest-dev nlohmann-json3-dev libboost1.81-dev libpcre2-dev libicu-dev zstd clang-14 libclang-rt-14-dev python3-venv)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -19,8 +19,9 @@ EngineCore::EngineCore(Model& model, Backend& backend, const Tokenizer& tokenize
   runner_ = std::make_unique<ModelRunner>(model, backend, config.num_kv_blocks, config.block_size);
 }
 
-void EngineCore::add_request(const RequestId& id, std::vector<int32_t> prompt_ids, SamplingParams params) {
-  if (setups_.count(id)) fail("request ", id, ": id already in use");
+SamplingParams EngineCore::prepare(const RequestId& id, const std::vector<int32_t>& prompt_ids,
+                                   SamplingParams params) const {
+  if (id.empty()) fail("request: id must not be empty");
   if (params.n != 1) fail("request ", id, ": n > 1 is not supported yet");
   if (params.prompt_logprobs) fail("request ", id, ": prompt_logprobs are not supported yet");
   params.eos_token_ids = eos_ids_;
@@ -28,9 +29,25 @@ void EngineCore::add_request(const RequestId& id, std::vector<int32_t> prompt_id
   if (!params.bad_words.empty()) {
     params.tokenize_bad_words([this](std::string_view w) { return tokenizer_.encode(w, false); }, limits_);
   }
+  if (prompt_ids.empty()) fail("request ", id, ": empty prompt");
   for (const int32_t t : prompt_ids) {
     if (t < 0 || t >= limits_.vocab_size) fail("request ", id, ": prompt token id ", t, " is out of vocabulary");
   }
+  const int max_model_len = scheduler_->config().max_model_len;
+  if (static_cast<int64_t>(prompt_ids.size()) >= max_model_len) {
+    fail("request ", id, ": prompt of ", prompt_ids.size(), " tokens leaves no room to generate within max_model_len ",
+         max_model_len);
+  }
+  return params;
+}
+
+void EngineCore::add_request(const RequestId& id, std::vector<int32_t> prompt_ids, SamplingParams params) {
+  params = prepare(id, prompt_ids, std::move(params));
+  add_prepared_request(id, std::move(prompt_ids), std::move(params));
+}
+
+void EngineCore::add_prepared_request(const RequestId& id, std::vector<int32_t> prompt_ids, SamplingParams params) {
+  if (setups_.count(id)) fail("request ", id, ": id already in use");
   const int max_model_len = scheduler_->config().max_model_len;
   RequestParams rp;
   rp.id = id;

@@ -20,8 +20,16 @@ class EngineCore {
   // model, backend and tokenizer must outlive the core.
   EngineCore(Model& model, Backend& backend, const Tokenizer& tokenizer, const EngineOptions& options);
 
-  // Validates first: on Error nothing is queued.
+  // Validates a request and completes its params (EOS ids, tokenized bad words). Reads
+  // only what is fixed at construction, so any thread may call it while the core runs;
+  // throws Error on a request the core would refuse (an id in use is checked only by
+  // add_request).
+  [[nodiscard]] SamplingParams prepare(const RequestId& id, const std::vector<int32_t>& prompt_ids,
+                                       SamplingParams params) const;
+  // Validates first (prepare): on Error nothing is queued.
   void add_request(const RequestId& id, std::vector<int32_t> prompt_ids, SamplingParams params);
+  // add_request for params that came out of prepare().
+  void add_prepared_request(const RequestId& id, std::vector<int32_t> prompt_ids, SamplingParams params);
   // Ends a request wherever it is; its final output (reason Abort) comes with the next
   // step(). Unknown or finished ids are ignored.
   void abort(const RequestId& id);

@@ -1,7 +1,5 @@
 #include "engine/llm_engine.h"
 
-#include <future>
-
 #include "core/error.h"
 
 namespace pagoda {
@@ -34,21 +32,33 @@ void LLMEngine::post(Command command) {
 
 std::shared_ptr<OutputStream> LLMEngine::add_request(const RequestId& id, std::vector<int32_t> prompt_ids,
                                                      SamplingParams params) {
+  params = core_.prepare(id, prompt_ids, std::move(params));  // throws here, on the caller's thread
   auto stream = std::make_shared<OutputStream>();
-  auto done = std::make_shared<std::promise<void>>();
-  std::future<void> result = done->get_future();
-  post([this, id, stream, done, prompt = std::move(prompt_ids), p = std::move(params)](bool alive) mutable {
+  post([this, id, stream, prompt = std::move(prompt_ids), p = std::move(params)](bool alive) mutable {
+    if (!alive) return stream->fail_with("the engine has stopped");
     try {
-      if (!alive) fail("the engine has stopped");
-      core_.add_request(id, std::move(prompt), std::move(p));
+      const auto num_prompt = static_cast<int64_t>(prompt.size());
+      core_.add_prepared_request(id, std::move(prompt), std::move(p));
       streams_[id] = stream;
-      done->set_value();
-    } catch (...) {
-      done->set_exception(std::current_exception());
+      std::lock_guard lock(stats_mu_);
+      stats_.num_prompt_tokens += num_prompt;
+    } catch (const std::exception& e) {
+      stream->fail_with(e.what());
     }
   });
-  result.get();  // rethrows the validation error
   return stream;
+}
+
+EngineStats LLMEngine::stats() const {
+  std::lock_guard lock(stats_mu_);
+  return stats_;
+}
+
+void LLMEngine::refresh_stats() {
+  const SchedulerStats scheduler = core_.scheduler().stats();
+  std::lock_guard lock(stats_mu_);
+  stats_.scheduler = scheduler;
+  stats_.num_kv_blocks = core_.config().num_kv_blocks;
 }
 
 void LLMEngine::abort(const RequestId& id) {
@@ -67,9 +77,21 @@ void LLMEngine::loop() {
       commands.swap(commands_);
     }
     for (Command& c : commands) c(true);
-    if (!core_.has_unfinished_requests()) continue;
+    if (!core_.has_unfinished_requests()) {
+      refresh_stats();  // aborts and admissions show at once
+      continue;
+    }
     try {
-      for (RequestOutput& out : core_.step()) {
+      std::vector<RequestOutput> outputs = core_.step();
+      int64_t num_sampled = 0;
+      for (const RequestOutput& out : outputs) num_sampled += static_cast<int64_t>(out.token_ids.size());
+      {
+        std::lock_guard lock(stats_mu_);
+        stats_.num_generation_tokens += num_sampled;
+        ++stats_.num_steps;
+      }
+      refresh_stats();
+      for (RequestOutput& out : outputs) {
         const auto it = streams_.find(out.id);
         if (it == streams_.end()) continue;
         const bool finished = out.finished;

@@ -19,6 +19,7 @@ class ModelBundle {
 
   [[nodiscard]] Backend& backend() { return *backend_; }
   [[nodiscard]] Model& model() { return *model_; }
+  [[nodiscard]] const Model& model() const { return *model_; }
   [[nodiscard]] const Tokenizer& tokenizer() const { return *tokenizer_; }
   [[nodiscard]] const LoadedModel& loaded() const { return loaded_; }
 

@@ -17,12 +17,16 @@ enum class FinishReason { Stop, Length, Abort };
 
 struct RequestOutput {
   RequestId id;
+  int index = 0;  // which of the request's n choices this delta belongs to
   std::string text;                 // new text since the previous delta
   std::vector<int32_t> token_ids;   // new token ids since the previous delta
   std::vector<TokenLogprobs> logprobs;  // one per new token, when asked
   bool finished = false;
   std::optional<FinishReason> finish_reason;
   std::string stop_reason;  // the stop string that ended it, if one did
+  // Seconds from add_request to the request's first scheduling, on the delta that carries
+  // its first tokens (and so on the merged final one); unset before that.
+  std::optional<double> queue_time_s;
 
   // Appends a later delta of the same request.
   void merge(RequestOutput&& later);

@@ -1,0 +1,39 @@
+// Prometheus metrics for GET /metrics, with vLLM's metric set under the `pagoda:` prefix:
+// gauges from the engine's snapshot (running / waiting requests, KV usage), counters
+// (prefix-cache queries and hits, prompt and generation tokens, finished requests by
+// reason) and histograms of per-request latencies that the front end records.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "engine/engine_stats.h"
+
+namespace pagoda::server {
+
+// What the front end measured for one finished request (seconds).
+struct RequestTimes {
+  double queue_s = 0;        // added -> first scheduled (RequestOutput::queue_time_s)
+  double ttft_s = 0;         // arrival at the server -> first output token
+  std::vector<double> itl_s; // between consecutive output deltas that carried tokens
+  double e2e_s = 0;          // arrival -> final delta
+  int num_prompt_tokens = 0;
+  int num_generation_tokens = 0;
+  std::string finish_reason;  // "stop", "length", "abort"
+};
+
+class ServerMetrics {
+ public:
+  explicit ServerMetrics(std::string model_name);
+  // Thread-safe.
+  void record(const RequestTimes& times);
+  // The exposition text (text/plain; version=0.0.4), every metric labelled model_name.
+  [[nodiscard]] std::string render(const EngineStats& stats) const;
+
+ private:
+  struct Impl;
+  std::shared_ptr<Impl> impl_;
+};
+
+}  // namespace pagoda::server

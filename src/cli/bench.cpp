@@ -14,6 +14,7 @@
 #include <string>
 
 #include "cli/args.h"
+#include "cli/bench_serve.h"
 #include "cli/commands.h"
 #include "cli/engine_args.h"
 #include "engine/model_bundle.h"

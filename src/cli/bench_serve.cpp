@@ -16,7 +16,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cli/args.h"
-#include "cli/commands.h"
+#include "cli/bench_serve.h"
 #include "cli/http_client.h"
 #include "cli/open_tokenizer.h"
 #include "cli/serve_metrics.h"

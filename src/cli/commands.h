@@ -6,7 +6,6 @@ namespace pagoda::cli {
 
 int cmd_generate(int argc, char** argv);  // generate.cpp
 int cmd_bench(int argc, char** argv);     // bench.cpp
-int bench_serve(int argc, char** argv);   // bench_serve.cpp: `pagoda bench serve` (via cmd_bench)
 int cmd_inspect(int argc, char** argv);   // inspect.cpp: a model file's metadata and tensors as JSON
 int cmd_dequant(int argc, char** argv);   // dequant.cpp: raw quantized blocks -> f32 (for tests)
 int cmd_template(int argc, char** argv);  // template.cpp: render a chat template for a conversation

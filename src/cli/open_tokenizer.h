@@ -1,5 +1,5 @@
 // Opening just a tokenizer from whatever the user names: a .gguf file, a Hugging Face
-// directory or a tokenizer.json (defined in tokenize.cpp, shared with bench serve).
+// directory or a tokenizer.json.
 #pragma once
 
 #include <memory>

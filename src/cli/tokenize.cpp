@@ -12,13 +12,14 @@
 
 #include "cli/args.h"
 #include "cli/commands.h"
-#include "cli/open_tokenizer.h"
 #include "core/error.h"
 #include "io/hf_tokenizer.h"
 #include "io/tokenizer.h"
 #include "loader/gguf.h"
 
 namespace pagoda::cli {
+
+namespace {
 
 std::unique_ptr<Tokenizer> open_tokenizer(const std::string& path) {
   namespace fs = std::filesystem;
@@ -29,8 +30,6 @@ std::unique_ptr<Tokenizer> open_tokenizer(const std::string& path) {
   const auto file = GgufFile::open(path);
   return load_gguf_tokenizer(*file);
 }
-
-namespace {
 
 std::string ids_json(const std::vector<int32_t>& ids) {
   return nlohmann::json(ids).dump();

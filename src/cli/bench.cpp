@@ -14,6 +14,7 @@
 #include <string>
 
 #include "cli/args.h"
+#include "cli/bench_serve.h"
 #include "cli/commands.h"
 #include "cli/engine_args.h"
 #include "engine/model_bundle.h"
@@ -148,11 +149,12 @@ int bench_throughput(int argc, char** argv) {
 }  // namespace
 
 int cmd_bench(int argc, char** argv) {
-  if (argc < 1) fail("usage: pagoda bench latency|throughput [MODEL] [options]");
+  if (argc < 1) fail("usage: pagoda bench latency|throughput [MODEL] [options] | serve --base-url URL [options]");
   const std::string which = argv[0];
   if (which == "latency") return bench_latency(argc - 1, argv + 1);
   if (which == "throughput") return bench_throughput(argc - 1, argv + 1);
-  fail("unknown benchmark ", which, " (known: latency, throughput)");
+  if (which == "serve") return bench_serve(argc - 1, argv + 1);
+  fail("unknown benchmark ", which, " (known: latency, throughput, serve)");
 }
 
 }  // namespace pagoda::cli

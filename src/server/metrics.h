@@ -4,6 +4,7 @@
 // reason) and histograms of per-request latencies that the front end records.
 #pragma once
 
+#include <cstdint>
 #include <memory>
 #include <string>
 #include <vector>
@@ -11,6 +12,9 @@
 #include "engine/engine_stats.h"
 
 namespace pagoda::server {
+
+// The Content-Type of render()'s text (Prometheus text exposition format 0.0.4).
+inline constexpr const char* kMetricsContentType = "text/plain; version=0.0.4; charset=utf-8";
 
 // What the front end measured for one finished request (seconds).
 struct RequestTimes {
@@ -25,8 +29,11 @@ struct RequestTimes {
 
 class ServerMetrics {
  public:
-  explicit ServerMetrics(std::string model_name);
-  // Thread-safe.
+  // max_model_len bounds the token-count histograms' 1-2-5 buckets, as in vLLM; 0 stands
+  // for 100000 when the front end does not know it.
+  explicit ServerMetrics(std::string model_name, int64_t max_model_len = 0);
+  // Thread-safe. ttft_s is observed only for requests that produced a token; negative
+  // times (clock steps) count as 0 and non-finite ones are dropped.
   void record(const RequestTimes& times);
   // The exposition text (text/plain; version=0.0.4), every metric labelled model_name.
   [[nodiscard]] std::string render(const EngineStats& stats) const;
@@ -35,5 +42,8 @@ class ServerMetrics {
   struct Impl;
   std::shared_ptr<Impl> impl_;
 };
+
+// vLLM's bucket series for token counts: 1, 2, 5, 10, 20, 50, ... up to max_value.
+[[nodiscard]] std::vector<double> buckets_1_2_5(int64_t max_value);
 
 }  // namespace pagoda::server

@@ -13,7 +13,7 @@ namespace {
 
 RequestOutput delta(int index, std::string text, bool finished = false) {
   RequestOutput d;
-  d.id = "r";
+  d.id = RequestId(1, 'r');  // not = "r": GCC 12 -O3 reports a false -Wrestrict inside std::string
   d.index = index;
   d.text = std::move(text);
   d.finished = finished;

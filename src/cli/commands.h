@@ -6,6 +6,7 @@ namespace pagoda::cli {
 
 int cmd_generate(int argc, char** argv);  // generate.cpp
 int cmd_bench(int argc, char** argv);     // bench.cpp
+int cmd_serve(int argc, char** argv);     // serve.cpp: the OpenAI-compatible server
 int cmd_inspect(int argc, char** argv);   // inspect.cpp: a model file's metadata and tensors as JSON
 int cmd_dequant(int argc, char** argv);   // dequant.cpp: raw quantized blocks -> f32 (for tests)
 int cmd_template(int argc, char** argv);  // template.cpp: render a chat template for a conversation

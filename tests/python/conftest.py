@@ -24,3 +24,7 @@ def model_path(name):
     path = MODELS[name]
     assert path.exists(), f"{path} missing: run scripts/fetch_models.sh"
     return path
+
+
+# The session-scoped `pagoda serve` fixture (tests/python/server_fixture.py).
+from server_fixture import pagoda_server  # noqa: E402,F401

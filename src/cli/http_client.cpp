@@ -166,7 +166,9 @@ class Driver {
     while (!parser.is_done()) {
       parser.get().body().data = chunk;
       parser.get().body().size = sizeof chunk;
-      auto [ec, n] = co_await http::async_read(stream, buffer, parser, asio::as_tuple(use_awaitable));
+      // read_some, not read: read would wait until the 16 KiB buffer is full or the body ends,
+      // so every chunk of a short stream would get the same (last) timestamp.
+      auto [ec, n] = co_await http::async_read_some(stream, buffer, parser, asio::as_tuple(use_awaitable));
       (void)n;
       if (ec == http::error::need_buffer) ec = {};
       if (ec) throw boost::system::system_error(ec);

@@ -12,8 +12,12 @@ ctest --test-dir build --output-on-failure -j "$jobs"
 echo "== C++ tests (ASan + UBSan)"
 cmake -S . -B build-asan -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DPAGODA_SANITIZE=ON >/dev/null
 cmake --build build-asan
+# The HTTP socket tests (timers, 2,000 connections) have not yet been run under the
+# sanitizers on this 2-core machine; they run in the Release pass above. Drop the -E once
+# they have passed here.
 ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
-  PAGODA_SKIP_SLOW=1 ctest --test-dir build-asan --output-on-failure -j "$jobs"
+  PAGODA_SKIP_SLOW=1 ctest --test-dir build-asan --output-on-failure -j "$jobs" -E '^Http(Server|Stream)\.'
+
 
 echo "== Python tests"
 .venv/bin/python -m pytest -q tests/python

@@ -9,6 +9,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "core/tensor.h"
@@ -49,10 +50,23 @@ class Backend {
 
   // Zero-filled memory owned by this backend.
   [[nodiscard]] virtual Tensor alloc(DType dtype, Shape shape) = 0;
-  // Makes a weight usable by this backend (the CPU uses the host memory as it is).
+  // Memory owned by this backend whose contents are unspecified: for buffers an op is about
+  // to overwrite whole (a GPU backend saves the fill).
+  [[nodiscard]] virtual Tensor scratch(DType dtype, Shape shape) { return alloc(dtype, std::move(shape)); }
+  // Makes a weight usable by this backend (the CPU uses the host memory as it is; the CUDA
+  // backend keeps matrices as BF16 and vectors as F32).
   [[nodiscard]] virtual Tensor upload(const Tensor& host) = 0;
-  // Copies a backend tensor's contents to host memory (F32 only).
+  // Copies a backend tensor's contents to host memory (F32 only). Waits for pending work.
   virtual void download(const Tensor& src, float* dst) = 0;
+  // Fills a backend tensor (F32) from host memory holding dst.numel() floats.
+  virtual void copy_from_host(const float* src, Tensor& dst) = 0;
+
+  // Device memory, for backends that have their own (sizing the KV cache); none on the CPU.
+  struct MemoryInfo {
+    size_t free_bytes = 0;
+    size_t total_bytes = 0;
+  };
+  [[nodiscard]] virtual std::optional<MemoryInfo> memory_info() const { return std::nullopt; }
 
   // out[i] = table[ids[i]] as F32. table: [vocab, dim] in any dtype; out: [n, dim].
   // An id outside [0, vocab) is an Error.
@@ -91,5 +105,11 @@ class Backend {
 
 // The CPU backend with num_threads worker threads (0: one per hardware thread).
 std::unique_ptr<Backend> make_cpu_backend(int num_threads = 0);
+
+// The backend for a --device value: "cpu", "cuda" (the first GPU; an Error when this build
+// has no CUDA backend or no GPU is present) or "auto" (cuda when a GPU is present).
+std::unique_ptr<Backend> make_backend(const std::string& device, int num_threads = 0);
+// Number of usable CUDA GPUs; 0 in a build without the CUDA backend.
+[[nodiscard]] int cuda_device_count();
 
 }  // namespace pagoda

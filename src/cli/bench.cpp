@@ -17,7 +17,7 @@
 #include "cli/bench_serve.h"
 #include "cli/commands.h"
 #include "cli/engine_args.h"
-#include "engine/model_bundle.h"
+#include "loader/load_model.h"
 #include "engine/llm.h"
 #include "runner/batch_generator.h"
 
@@ -34,17 +34,21 @@ double peak_rss_mb() {
 int bench_latency(int argc, char** argv) {
   const Args args(argc, argv,
                   {"input-len", "output-len", "batch-size", "output-json", "threads", "num-iters",
-                   "seed"});
+                   "seed", "device"});
   if (args.positional().size() > 1) fail("expected at most one MODEL argument");
   const std::string path = args.positional().empty() ? default_model_path() : args.positional()[0];
   const int input_len = static_cast<int>(args.get_int("input-len", 128, 1, 1 << 20));
   const int output_len = static_cast<int>(args.get_int("output-len", 128, 2, 1 << 20));
   const int batch = static_cast<int>(args.get_int("batch-size", 1, 1, 4096));
   const int iters = static_cast<int>(args.get_int("num-iters", 3, 1, 1000));
-  ModelBundle bundle(path, static_cast<int>(args.get_int("threads", 0, 0, 1024)));
+  // Random prompts need no tokenizer: only the weights are loaded.
+  const std::unique_ptr<Backend> backend =
+      make_backend(args.get("device", "auto"), static_cast<int>(args.get_int("threads", 0, 0, 1024)));
+  const LoadedModel loaded = load_model(path);
+  const std::unique_ptr<Model> model = make_model(loaded, *backend);
 
   std::mt19937 rng(static_cast<uint32_t>(args.get_int("seed", 0, 0, 1LL << 31)));
-  const int vocab = bundle.model().spec().vocab_size;
+  const int vocab = model->spec().vocab_size;
   std::uniform_int_distribution<int32_t> pick(0, vocab - 1);
   std::vector<std::vector<int32_t>> prompts(static_cast<size_t>(batch));
   for (auto& p : prompts) {
@@ -54,7 +58,7 @@ int bench_latency(int argc, char** argv) {
   options.max_tokens = output_len;
   options.stop_at_eos = false;
   options.prefill_chunk = input_len;
-  BatchGenerator generator(bundle.model(), bundle.backend());
+  BatchGenerator generator(*model, *backend);
 
   generator.generate(prompts, options);  // warm-up
   double prefill = 0, decode = 0;
@@ -69,7 +73,7 @@ int bench_latency(int argc, char** argv) {
   const double decode_steps = output_len - 1;
   nlohmann::json result = {
       {"model", path},
-      {"backend", bundle.backend().name()},
+      {"backend", backend->name()},
       {"input_len", input_len},
       {"output_len", output_len},
       {"batch_size", batch},
@@ -132,6 +136,7 @@ int bench_throughput(int argc, char** argv) {
   const int64_t in_tokens = static_cast<int64_t>(num_prompts) * input_len;
   write_json(args, {
       {"model", path},
+      {"backend", llm.backend_name()},
       {"num_requests", num_prompts},
       {"input_len", input_len},
       {"output_len", output_len},

@@ -12,5 +12,6 @@ int cmd_dequant(int argc, char** argv);   // dequant.cpp: raw quantized blocks -
 int cmd_template(int argc, char** argv);  // template.cpp: render a chat template for a conversation
 int cmd_tokenize(int argc, char** argv);    // tokenize.cpp: text -> JSON arrays of ids
 int cmd_detokenize(int argc, char** argv);  // tokenize.cpp: JSON arrays of ids -> text
+int cmd_logits(int argc, char** argv);      // logits.cpp: every position's logits for a prompt of ids
 
 }  // namespace pagoda::cli

@@ -27,7 +27,8 @@ int64_t parse_bytes(const std::string& s) {
 
 std::set<std::string> with_engine_value_options(std::set<std::string> options) {
   options.insert({"max-num-seqs", "max-num-batched-tokens", "max-model-len", "block-size",
-                  "kv-cache-memory", "scheduling-policy", "long-prefill-token-threshold", "threads"});
+                  "kv-cache-memory", "scheduling-policy", "long-prefill-token-threshold", "threads",
+                  "device", "gpu-memory-utilization"});
   return options;
 }
 
@@ -59,6 +60,8 @@ EngineOptions engine_options_from(const Args& args) {
   o.long_prefill_token_threshold =
       static_cast<int>(args.get_int("long-prefill-token-threshold", 0, 0, 1 << 24));
   o.num_threads = static_cast<int>(args.get_int("threads", 0, 0, 1024));
+  o.device = args.get("device", o.device);
+  o.gpu_memory_utilization = args.get_double("gpu-memory-utilization", o.gpu_memory_utilization, 0.01, 1.0);
   return o;
 }
 

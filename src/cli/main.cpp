@@ -23,6 +23,7 @@ constexpr Command kCommands[] = {
     {"template", pagoda::cli::cmd_template, "render a model's chat template for a conversation"},
     {"tokenize", pagoda::cli::cmd_tokenize, "text -> token ids (JSON), one line per input"},
     {"detokenize", pagoda::cli::cmd_detokenize, "token ids (JSON) -> text, one line per input"},
+    {"logits", pagoda::cli::cmd_logits, "every position's logits for a prompt of ids (test tool)"},
 };
 
 void usage(FILE* out) {

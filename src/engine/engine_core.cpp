@@ -9,7 +9,8 @@ namespace pagoda {
 EngineCore::EngineCore(Model& model, Backend& backend, const Tokenizer& tokenizer,
                        const EngineOptions& options)
     : tokenizer_(tokenizer), processor_(tokenizer) {
-  const SchedulerConfig config = make_scheduler_config(options, model.spec());
+  const SchedulerConfig config =
+      make_scheduler_config(with_kv_cache_memory(options, backend, model.spec()), model.spec());
   limits_.vocab_size = model.spec().vocab_size;
   limits_.max_tokens = config.max_model_len;
   for (int32_t t = 0; t < tokenizer.vocab_size(); ++t) {

@@ -1,6 +1,7 @@
 #include "engine/engine_options.h"
 
 #include <algorithm>
+#include <optional>
 
 #include "core/error.h"
 #include "model/kv_cache.h"
@@ -24,11 +25,12 @@ SchedulerConfig make_scheduler_config(const EngineOptions& o, const ModelSpec& s
     fail("max_model_len ", max_model_len, " exceeds the model's context of ", context);
   }
   const int64_t block_bytes = static_cast<int64_t>(KvCache::bytes_per_token(spec)) * o.block_size;
-  if (o.kv_cache_memory < block_bytes) {
-    fail("kv_cache_memory of ", o.kv_cache_memory, " bytes holds no KV block (", block_bytes,
-         " bytes each)");
+  if (o.kv_cache_memory < 0) fail("kv_cache_memory must be >= 0, got ", o.kv_cache_memory);
+  const int64_t kv_bytes = o.kv_cache_memory > 0 ? o.kv_cache_memory : kDefaultCpuKvCacheMemory;
+  if (kv_bytes < block_bytes) {
+    fail("kv_cache_memory of ", kv_bytes, " bytes holds no KV block (", block_bytes, " bytes each)");
   }
-  const int64_t blocks = std::min<int64_t>(o.kv_cache_memory / block_bytes, 1 << 24);
+  const int64_t blocks = std::min<int64_t>(kv_bytes / block_bytes, 1 << 24);
   // Not given: the model's context, or what the cache holds if that is less (an explicit
   // max_model_len beyond the cache is the scheduler's error to report).
   if (o.max_model_len == 0) {
@@ -45,6 +47,29 @@ SchedulerConfig make_scheduler_config(const EngineOptions& o, const ModelSpec& s
   c.enable_prefix_caching = o.enable_prefix_caching;
   c.policy = o.scheduling_policy;
   return c;
+}
+
+EngineOptions with_kv_cache_memory(EngineOptions o, const Backend& backend, const ModelSpec& spec) {
+  const std::optional<Backend::MemoryInfo> mem = backend.memory_info();
+  if (o.kv_cache_memory != 0 || !mem) return o;
+  if (!(o.gpu_memory_utilization > 0 && o.gpu_memory_utilization <= 1)) {
+    fail("gpu_memory_utilization must be in (0, 1], got ", o.gpu_memory_utilization);
+  }
+  // One step's activations at most (F32): the residual stream and its norm, q/k/v, the
+  // attention output, gate/up, and the logits of every sequence; twice that for the pool.
+  const int64_t per_token = 4 * (4 * spec.hidden_size + 2 * int64_t{spec.num_heads} * spec.head_dim +
+                                 2 * int64_t{spec.num_kv_heads} * spec.head_dim + 2 * spec.intermediate_size);
+  const int64_t reserve = 2 * (int64_t{o.max_num_batched_tokens} * per_token +
+                               int64_t{o.max_num_seqs} * 4 * spec.vocab_size);
+  const auto total = static_cast<double>(mem->total_bytes);
+  const auto in_use = static_cast<double>(mem->total_bytes - mem->free_bytes);
+  const auto budget = static_cast<int64_t>(o.gpu_memory_utilization * total - in_use) - reserve;
+  if (budget <= 0) {
+    fail("gpu_memory_utilization ", o.gpu_memory_utilization, " of ", mem->total_bytes >> 20, " MiB leaves no room for the KV cache (",
+         static_cast<int64_t>(in_use) >> 20, " MiB in use, ", reserve >> 20, " MiB kept for activations)");
+  }
+  o.kv_cache_memory = budget;
+  return o;
 }
 
 }  // namespace pagoda

@@ -7,7 +7,7 @@
 namespace pagoda {
 
 LLM::LLM(const std::string& model_path, const EngineOptions& options)
-    : bundle_(model_path, options.num_threads),
+    : bundle_(model_path, options.num_threads, options.device),
       core_(bundle_.model(), bundle_.backend(), bundle_.tokenizer(), options) {}
 
 std::vector<CompletionOutput> LLM::generate(const std::vector<std::string>& prompts,

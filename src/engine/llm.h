@@ -31,6 +31,7 @@ class LLM {
 
   [[nodiscard]] const Tokenizer& tokenizer() const { return bundle_.tokenizer(); }
   [[nodiscard]] EngineCore& core() { return core_; }
+  [[nodiscard]] std::string backend_name() const { return bundle_.backend().name(); }
 
  private:
   ModelBundle bundle_;

@@ -5,7 +5,7 @@
 namespace pagoda {
 
 LLMEngine::LLMEngine(const std::string& model_path, const EngineOptions& options)
-    : bundle_(model_path, options.num_threads),
+    : bundle_(model_path, options.num_threads, options.device),
       core_(bundle_.model(), bundle_.backend(), bundle_.tokenizer(), options),
       thread_([this] { loop(); }) {}
 

@@ -5,8 +5,8 @@
 
 namespace pagoda {
 
-ModelBundle::ModelBundle(const std::string& path, int num_threads)
-    : backend_(make_cpu_backend(num_threads)), loaded_(load_model(path)) {
+ModelBundle::ModelBundle(const std::string& path, int num_threads, const std::string& device)
+    : backend_(make_backend(device, num_threads)), loaded_(load_model(path)) {
   if (loaded_.gguf != nullptr) {
     tokenizer_ = load_gguf_tokenizer(*loaded_.gguf);
   } else if (!loaded_.hf_dir.empty()) {

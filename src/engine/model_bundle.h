@@ -1,4 +1,4 @@
-// A loaded model ready for the engine: the CPU backend, the checkpoint, its forward pass
+// A loaded model ready for the engine: its backend, the checkpoint, its forward pass
 // and its tokenizer, in the order they must be built and destroyed.
 #pragma once
 
@@ -14,10 +14,12 @@ namespace pagoda {
 
 class ModelBundle {
  public:
-  // Throws Error when the checkpoint cannot be loaded or has no usable tokenizer.
-  ModelBundle(const std::string& path, int num_threads);
+  // Throws Error when the checkpoint cannot be loaded or has no usable tokenizer. device is
+  // a --device value (cpu, cuda, auto); num_threads is for the CPU backend.
+  ModelBundle(const std::string& path, int num_threads, const std::string& device = "cpu");
 
   [[nodiscard]] Backend& backend() { return *backend_; }
+  [[nodiscard]] const Backend& backend() const { return *backend_; }
   [[nodiscard]] Model& model() { return *model_; }
   [[nodiscard]] const Model& model() const { return *model_; }
   [[nodiscard]] const Tokenizer& tokenizer() const { return *tokenizer_; }

@@ -83,11 +83,11 @@ void Decoder::attention_block(int layer, const ForwardBatch& batch, KvCache& cac
   const AttentionType& type = attention_types_[static_cast<size_t>(layer_type_[static_cast<size_t>(layer)])];
   const int64_t n = x.dim(0);
 
-  Tensor h = backend_.alloc(DType::F32, x.shape());
+  Tensor h = backend_.scratch(DType::F32, x.shape());
   backend_.rms_norm(x, *lw.attn_norm, s.rms_norm_eps, h);
-  Tensor q = backend_.alloc(DType::F32, {n, int64_t{s.num_heads} * s.head_dim});
-  Tensor k = backend_.alloc(DType::F32, {n, int64_t{s.num_kv_heads} * s.head_dim});
-  Tensor v = backend_.alloc(DType::F32, {n, int64_t{s.num_kv_heads} * s.head_dim});
+  Tensor q = backend_.scratch(DType::F32, {n, int64_t{s.num_heads} * s.head_dim});
+  Tensor k = backend_.scratch(DType::F32, {n, int64_t{s.num_kv_heads} * s.head_dim});
+  Tensor v = backend_.scratch(DType::F32, {n, int64_t{s.num_kv_heads} * s.head_dim});
   backend_.matmul(h, *lw.q, q);
   backend_.matmul(h, *lw.k, k);
   backend_.matmul(h, *lw.v, v);
@@ -109,10 +109,10 @@ void Decoder::attention_block(int layer, const ForwardBatch& batch, KvCache& cac
   backend_.rope(k_heads, batch.positions.data(), type.rope);
   backend_.write_kv(k_heads, v_heads, cache.k(layer), cache.v(layer), batch.attention);
 
-  Tensor attn = backend_.alloc(DType::F32, {n, s.num_heads, s.head_dim});
+  Tensor attn = backend_.scratch(DType::F32, {n, s.num_heads, s.head_dim});
   backend_.paged_attention(q_heads, cache.k(layer), cache.v(layer), batch.attention,
                            s.attention_scale(), type.sliding_window, type.softcap, attn);
-  Tensor o = backend_.alloc(DType::F32, x.shape());
+  Tensor o = backend_.scratch(DType::F32, x.shape());
   backend_.matmul(attn.reshape({n, int64_t{s.num_heads} * s.head_dim}), *lw.o, o);
   if (lw.post_attention_norm != nullptr) backend_.rms_norm(o, *lw.post_attention_norm, s.rms_norm_eps, o);
   backend_.add(x, o);
@@ -122,10 +122,10 @@ void Decoder::mlp_block(int layer, Tensor& x) {
   const ModelSpec& s = spec_;
   const LayerWeights& lw = layers_[static_cast<size_t>(layer)];
   const int64_t n = x.dim(0);
-  Tensor h = backend_.alloc(DType::F32, x.shape());
+  Tensor h = backend_.scratch(DType::F32, x.shape());
   backend_.rms_norm(x, *lw.ffn_norm, s.rms_norm_eps, h);
-  Tensor gate = backend_.alloc(DType::F32, {n, s.intermediate_size});
-  Tensor up = backend_.alloc(DType::F32, {n, s.intermediate_size});
+  Tensor gate = backend_.scratch(DType::F32, {n, s.intermediate_size});
+  Tensor up = backend_.scratch(DType::F32, {n, s.intermediate_size});
   backend_.matmul(h, *lw.gate, gate);
   backend_.matmul(h, *lw.up, up);
   if (s.activation == Activation::GeluTanh) {
@@ -133,7 +133,7 @@ void Decoder::mlp_block(int layer, Tensor& x) {
   } else {
     backend_.silu_mul(gate, up, gate);
   }
-  Tensor down = backend_.alloc(DType::F32, x.shape());
+  Tensor down = backend_.scratch(DType::F32, x.shape());
   backend_.matmul(gate, *lw.down, down);
   if (lw.post_ffw_norm != nullptr) backend_.rms_norm(down, *lw.post_ffw_norm, s.rms_norm_eps, down);
   backend_.add(x, down);
@@ -148,7 +148,7 @@ Tensor Decoder::forward(const ForwardBatch& batch, KvCache& cache) {
     if (id < 0 || id >= s.vocab_size) fail("token id ", id, " outside the vocabulary of ", s.vocab_size);
   }
 
-  Tensor x = backend_.alloc(DType::F32, {n, s.hidden_size});
+  Tensor x = backend_.scratch(DType::F32, {n, s.hidden_size});
   backend_.embedding(*token_embd_, batch.token_ids.data(), n, x);
   if (s.embed_scale) backend_.scale(x, std::sqrt(static_cast<float>(s.hidden_size)));
   for (int l = 0; l < s.num_layers; ++l) {
@@ -160,10 +160,10 @@ Tensor Decoder::forward(const ForwardBatch& batch, KvCache& cache) {
   // projection (for a prefill that is usually one row of many). embedding() gathers rows.
   const int rows = static_cast<int>(batch.logit_rows.size());
   for (int32_t r : batch.logit_rows) PAGODA_CHECK(0 <= r && r < n);
-  Tensor picked = backend_.alloc(DType::F32, {rows, s.hidden_size});
+  Tensor picked = backend_.scratch(DType::F32, {rows, s.hidden_size});
   backend_.embedding(x, batch.logit_rows.data(), rows, picked);
   backend_.rms_norm(picked, *output_norm_, s.rms_norm_eps, picked);
-  Tensor logits = backend_.alloc(DType::F32, {rows, s.vocab_size});
+  Tensor logits = backend_.scratch(DType::F32, {rows, s.vocab_size});
   backend_.matmul(picked, *output_, logits);
   if (s.final_logit_softcap > 0) backend_.softcap(logits, s.final_logit_softcap);
   return logits;

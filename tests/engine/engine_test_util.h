@@ -22,11 +22,19 @@ inline std::string smollm2_path() { return model_cache_dir() + "/SmolLM2-135M-In
 
 inline bool skip_slow() { return std::getenv("PAGODA_SKIP_SLOW") != nullptr; }
 
+// The backend the engine tests run on: PAGODA_TEST_DEVICE (cpu, cuda), cpu by default, so
+// the same tests run on the GPU of the device machine.
+inline std::string test_device() {
+  const char* d = std::getenv("PAGODA_TEST_DEVICE");
+  return d != nullptr && *d != '\0' ? d : "cpu";
+}
+
 // Null when the model file is absent.
 inline ModelBundle* smollm2() {
   static std::unique_ptr<ModelBundle> bundle = [] {
-    return std::filesystem::exists(smollm2_path()) ? std::make_unique<ModelBundle>(smollm2_path(), 0)
-                                                   : nullptr;
+    return std::filesystem::exists(smollm2_path())
+               ? std::make_unique<ModelBundle>(smollm2_path(), 0, test_device())
+               : nullptr;
   }();
   return bundle.get();
 }

@@ -48,6 +48,10 @@ class CpuBackend final : public Backend {
     require_f32(src, "download", "the tensor");
     std::memcpy(dst, src.raw(), src.nbytes());
   }
+  void copy_from_host(const float* src, Tensor& dst) override {
+    require_f32(dst, "copy_from_host", "the tensor");
+    std::memcpy(dst.raw(), src, dst.nbytes());
+  }
 
   void embedding(const Tensor& table, const int32_t* ids, int n, Tensor& out) override {
     require_f32(out, "embedding", "out");

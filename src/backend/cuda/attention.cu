@@ -1,0 +1,128 @@
+// Paged attention for mixed prefill + decode batches, and the KV cache write.
+//
+// First version, correct before fast: one warp per (token, query head) walks the token's
+// causal context key by key with an online softmax, all in F32. Lane l owns the head
+// dimensions l, l + 32, ... so every K and V row is read coalesced. Blocks hold 4 warps (4
+// heads of one token). Not yet: K/V tiles shared by the heads of a GQA group, tensor cores
+// for prefill, split-KV for long decodes.
+#include <cmath>
+
+#include "backend/cuda/cuda_check.h"
+#include "backend/cuda/kernels.h"
+#include "core/error.h"
+
+namespace pagoda::cuda {
+
+namespace {
+
+constexpr int kWarpsPerBlock = 4;
+
+__global__ void write_kv_kernel(const float* k, const float* v, float* k_cache, float* v_cache,
+                                const int64_t* slot_mapping, int64_t total, int64_t row) {
+  const int64_t i = blockIdx.x * int64_t{blockDim.x} + threadIdx.x;
+  if (i >= total) return;
+  const int64_t t = i / row, c = i % row;
+  const int64_t slot = slot_mapping[t];
+  if (slot < 0) return;  // a padding token
+  k_cache[slot * row + c] = k[i];
+  v_cache[slot * row + c] = v[i];
+}
+
+// kPerLane = head_dim / 32 (1..8), so the query and accumulator stay in registers.
+template <int kPerLane>
+__global__ void attention_kernel(AttentionArgs a, PagedKv kv) {
+  const int t = static_cast<int>(blockIdx.x);
+  const int h = static_cast<int>(blockIdx.y) * kWarpsPerBlock + static_cast<int>(threadIdx.x) / 32;
+  if (h >= a.num_heads) return;  // the whole warp leaves; no block-wide barrier follows
+  const int lane = static_cast<int>(threadIdx.x) % 32;
+
+  // The sequence this token belongs to: the last s with query_start_loc[s] <= t.
+  int lo = 0, hi = a.num_seqs - 1;
+  while (lo < hi) {
+    const int mid = (lo + hi + 1) / 2;
+    if (a.query_start_loc[mid] <= t) {
+      lo = mid;
+    } else {
+      hi = mid - 1;
+    }
+  }
+  const int s = lo;
+  const int q_begin = a.query_start_loc[s];
+  const int num_new = a.query_start_loc[s + 1] - q_begin;
+  const int pos = a.seq_lens[s] - num_new + (t - q_begin);  // the new tokens end the context
+  const int first = a.sliding_window > 0 ? max(0, pos - a.sliding_window + 1) : 0;
+  const int64_t kvh = h / (a.num_heads / kv.kv_heads);
+  const int64_t head_dim = kv.head_dim;
+  const int32_t* blocks = a.block_tables + static_cast<int64_t>(s) * a.max_blocks_per_seq;
+
+  float q[kPerLane], acc[kPerLane];
+  const float* qrow = a.q + (static_cast<int64_t>(t) * a.num_heads + h) * head_dim;
+#pragma unroll
+  for (int j = 0; j < kPerLane; ++j) {
+    q[j] = qrow[j * 32 + lane];
+    acc[j] = 0.0f;
+  }
+  float running_max = -INFINITY, denom = 0.0f;
+  for (int p = first; p <= pos; ++p) {
+    const int64_t slot = static_cast<int64_t>(blocks[p / kv.block_size]) * kv.block_size + p % kv.block_size;
+    const int64_t offset = (slot * kv.kv_heads + kvh) * head_dim;
+    const float* krow = kv.k_cache + offset;
+    const float* vrow = kv.v_cache + offset;
+    float dot = 0.0f;
+#pragma unroll
+    for (int j = 0; j < kPerLane; ++j) dot += q[j] * krow[j * 32 + lane];
+    for (int o = 16; o > 0; o /= 2) dot += __shfl_xor_sync(0xffffffffu, dot, o);
+    float score = dot * a.scale;
+    if (a.softcap > 0.0f) score = a.softcap * tanhf(score / a.softcap);
+    const float new_max = fmaxf(running_max, score);
+    const float correction = expf(running_max - new_max);
+    const float weight = expf(score - new_max);
+    denom = denom * correction + weight;
+#pragma unroll
+    for (int j = 0; j < kPerLane; ++j) acc[j] = acc[j] * correction + weight * vrow[j * 32 + lane];
+    running_max = new_max;
+  }
+  float* orow = a.out + (static_cast<int64_t>(t) * a.num_heads + h) * head_dim;
+  const float inv = 1.0f / denom;
+#pragma unroll
+  for (int j = 0; j < kPerLane; ++j) orow[j * 32 + lane] = acc[j] * inv;
+}
+
+template <int kPerLane>
+void launch_attention(const AttentionArgs& a, const PagedKv& kv, cudaStream_t stream) {
+  const dim3 grid(static_cast<unsigned>(a.num_tokens),
+                  static_cast<unsigned>((a.num_heads + kWarpsPerBlock - 1) / kWarpsPerBlock));
+  attention_kernel<kPerLane><<<grid, kWarpsPerBlock * 32, 0, stream>>>(a, kv);
+  check_launch("paged_attention");
+}
+
+}  // namespace
+
+void write_kv(const float* k, const float* v, float* k_cache, float* v_cache, const int64_t* slot_mapping,
+              int num_tokens, int64_t row, cudaStream_t stream) {
+  const int64_t total = static_cast<int64_t>(num_tokens) * row;
+  if (total <= 0) return;
+  constexpr int kThreads = 256;
+  write_kv_kernel<<<static_cast<unsigned>((total + kThreads - 1) / kThreads), kThreads, 0, stream>>>(
+      k, v, k_cache, v_cache, slot_mapping, total, row);
+  check_launch("write_kv");
+}
+
+void paged_attention(const AttentionArgs& args, const PagedKv& kv, cudaStream_t stream) {
+  if (args.num_tokens <= 0) return;
+  if (kv.head_dim % 32 != 0 || kv.head_dim > 256) {
+    fail("paged_attention (CUDA): head_dim ", kv.head_dim, " is not a multiple of 32 up to 256");
+  }
+  switch (kv.head_dim / 32) {
+    case 1: return launch_attention<1>(args, kv, stream);
+    case 2: return launch_attention<2>(args, kv, stream);
+    case 3: return launch_attention<3>(args, kv, stream);
+    case 4: return launch_attention<4>(args, kv, stream);
+    case 5: return launch_attention<5>(args, kv, stream);
+    case 6: return launch_attention<6>(args, kv, stream);
+    case 7: return launch_attention<7>(args, kv, stream);
+    default: return launch_attention<8>(args, kv, stream);
+  }
+}
+
+}  // namespace pagoda::cuda

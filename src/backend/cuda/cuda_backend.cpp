@@ -1,0 +1,327 @@
+// The Backend interface on one GPU: memory from the stream-ordered pool, ops as kernels and
+// cuBLASLt calls on one stream (see cuda_backend.h).
+#include "backend/cuda/cuda_backend.h"
+
+#include <cstdlib>
+#include <cstring>
+#include <string>
+
+#include "backend/cuda/cuda_check.h"
+#include "backend/cuda/device_mirror.h"
+#include "backend/cuda/gemm.h"
+#include "backend/cuda/kernels.h"
+#include "backend/cuda/weight_upload.h"
+
+namespace pagoda::cuda {
+
+namespace {
+
+// The stream every allocation is freed on. Tensors keep it alive through their deleters,
+// so it outlives the backend when tensors do.
+struct StreamOwner {
+  cudaStream_t stream = nullptr;
+  StreamOwner() { check(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking), "cudaStreamCreate"); }
+  ~StreamOwner() {
+    cudaStreamSynchronize(stream);
+    cudaStreamDestroy(stream);
+  }
+  StreamOwner(const StreamOwner&) = delete;
+  StreamOwner& operator=(const StreamOwner&) = delete;
+};
+
+void require(const Tensor& t, DType dtype, const char* op, const char* what) {
+  if (t.dtype() != dtype) fail(op, ": ", what, " must be ", dtype_name(dtype), ", not ", dtype_name(t.dtype()));
+}
+
+void require_same(const Tensor& a, const Tensor& b, const char* op) {
+  if (a.numel() != b.numel()) {
+    fail(op, ": shapes ", shape_string(a.shape()), " and ", shape_string(b.shape()), " differ in size");
+  }
+}
+
+bool env_flag(const char* name) {
+  const char* v = std::getenv(name);
+  return v != nullptr && std::strcmp(v, "") != 0 && std::strcmp(v, "0") != 0;
+}
+
+class CudaBackend final : public Backend {
+ public:
+  explicit CudaBackend(int device)
+      : stream_owner_(init_device(device)),
+        stream_(stream_owner_->stream),
+        mirror_(stream_),
+        uploader_(stream_),
+        gemm_(stream_, env_flag("PAGODA_BATCH_INVARIANT")) {
+    cudaDeviceProp prop{};
+    check(cudaGetDeviceProperties(&prop, device), "cudaGetDeviceProperties");
+    name_ = std::string("cuda-") + prop.name;
+  }
+
+  ~CudaBackend() override { cudaStreamSynchronize(stream_); }
+
+  [[nodiscard]] std::string name() const override { return name_; }
+
+  [[nodiscard]] Tensor alloc(DType dtype, Shape shape) override {
+    Tensor t = scratch(dtype, std::move(shape));
+    check(cudaMemsetAsync(t.raw(), 0, t.nbytes(), stream_), "cudaMemsetAsync");
+    return t;
+  }
+
+  [[nodiscard]] Tensor scratch(DType dtype, Shape shape) override {
+    const Tensor probe = Tensor::view(dtype, shape, nullptr);
+    const size_t bytes = std::max<size_t>(probe.nbytes(), 1);
+    void* p = nullptr;
+    check(cudaMallocAsync(&p, bytes, stream_), "cudaMallocAsync");
+    std::shared_ptr<StreamOwner> owner = stream_owner_;
+    std::shared_ptr<void> storage(p, [owner](void* q) { cudaFreeAsync(q, owner->stream); });
+    return Tensor::shared(dtype, std::move(shape), std::move(storage), p);
+  }
+
+  [[nodiscard]] Tensor upload(const Tensor& host) override {
+    if (host.dtype() == DType::I32) fail("upload: I32 tensors are not weights");
+    Tensor dev = scratch(host.ndim() <= 1 ? DType::F32 : DType::BF16, host.shape());
+    uploader_.copy(host, dev);
+    return dev;
+  }
+
+  void download(const Tensor& src, float* dst) override {
+    require(src, DType::F32, "download", "the tensor");
+    check(cudaMemcpyAsync(dst, src.raw(), src.nbytes(), cudaMemcpyDeviceToHost, stream_), "cudaMemcpyAsync (download)");
+    check(cudaStreamSynchronize(stream_), "the step's kernels");
+  }
+
+  void copy_from_host(const float* src, Tensor& dst) override {
+    require(dst, DType::F32, "copy_from_host", "the tensor");
+    check(cudaMemcpyAsync(dst.raw(), src, dst.nbytes(), cudaMemcpyHostToDevice, stream_), "cudaMemcpyAsync");
+    check(cudaStreamSynchronize(stream_), "copy_from_host");
+  }
+
+  [[nodiscard]] std::optional<MemoryInfo> memory_info() const override {
+    MemoryInfo info;
+    check(cudaMemGetInfo(&info.free_bytes, &info.total_bytes), "cudaMemGetInfo");
+    return info;
+  }
+
+  void embedding(const Tensor& table, const int32_t* ids, int n, Tensor& out) override {
+    require(out, DType::F32, "embedding", "out");
+    if (table.ndim() != 2) fail("embedding: table must be 2-d, got ", shape_string(table.shape()));
+    const int64_t vocab = table.dim(0), dim = table.dim(1);
+    if (out.numel() != static_cast<int64_t>(n) * dim) {
+      fail("embedding: out ", shape_string(out.shape()), " does not hold ", n, " rows of ", dim);
+    }
+    for (int i = 0; i < n; ++i) {
+      if (ids[i] < 0 || ids[i] >= vocab) fail("embedding: token id ", ids[i], " outside vocabulary of ", vocab);
+    }
+    const int32_t* dev_ids = mirror_.get(ids, static_cast<size_t>(n));
+    if (table.dtype() == DType::BF16) {
+      embedding_bf16(table.data<__nv_bfloat16>(), dev_ids, n, dim, out.data<float>(), stream_);
+    } else if (table.dtype() == DType::F32) {
+      embedding_f32(table.data<float>(), dev_ids, n, dim, out.data<float>(), stream_);
+    } else {
+      fail("embedding (CUDA): table must be BF16 or F32 (upload() it), not ", dtype_name(table.dtype()));
+    }
+  }
+
+  void rms_norm(const Tensor& x, const Tensor& weight, float eps, Tensor& out) override {
+    require(x, DType::F32, "rms_norm", "x");
+    require(weight, DType::F32, "rms_norm", "weight");
+    require(out, DType::F32, "rms_norm", "out");
+    require_same(x, out, "rms_norm");
+    const int64_t dim = weight.numel();
+    if (dim == 0 || x.numel() % dim != 0) {
+      fail("rms_norm: x ", shape_string(x.shape()), " is not rows of weight ", shape_string(weight.shape()));
+    }
+    cuda::rms_norm(x.data<float>(), weight.data<float>(), eps, x.numel() / dim, dim, out.data<float>(), stream_);
+  }
+
+  void matmul(const Tensor& x, const Tensor& w, Tensor& out) override {
+    require(x, DType::F32, "matmul", "x");
+    require(out, DType::F32, "matmul", "out");
+    if (w.ndim() != 2) fail("matmul: weight must be 2-d, got ", shape_string(w.shape()));
+    require(w, DType::BF16, "matmul (CUDA)", "the weight (upload() it)");
+    const int64_t m = w.dim(0), k = w.dim(1);
+    if (k == 0 || x.numel() % k != 0) {
+      fail("matmul: x ", shape_string(x.shape()), " does not match weight ", shape_string(w.shape()));
+    }
+    const int64_t n = x.numel() / k;
+    if (out.numel() != n * m) fail("matmul: out ", shape_string(out.shape()), " is not [", n, ", ", m, "]");
+    PAGODA_CHECK(out.raw() != x.raw());
+    __nv_bfloat16* xb = bf16_buffer(n * k);
+    to_bf16(x.data<float>(), xb, n * k, stream_);
+    gemm_.run(xb, n, k, w.data<__nv_bfloat16>(), m, out.data<float>());
+  }
+
+  void add_bias(Tensor& x, const Tensor& bias) override {
+    require(x, DType::F32, "add_bias", "x");
+    require(bias, DType::F32, "add_bias", "bias");
+    const int64_t dim = bias.numel();
+    if (dim == 0 || x.numel() % dim != 0) {
+      fail("add_bias: x ", shape_string(x.shape()), " is not rows of bias ", shape_string(bias.shape()));
+    }
+    cuda::add_bias(x.data<float>(), bias.data<float>(), x.numel() / dim, dim, stream_);
+  }
+
+  void add(Tensor& x, const Tensor& y) override {
+    require(x, DType::F32, "add", "x");
+    require(y, DType::F32, "add", "y");
+    require_same(x, y, "add");
+    cuda::add(x.data<float>(), y.data<float>(), x.numel(), stream_);
+  }
+
+  void scale(Tensor& x, float s) override {
+    require(x, DType::F32, "scale", "x");
+    cuda::scale(x.data<float>(), s, x.numel(), stream_);
+  }
+
+  void softcap(Tensor& x, float cap) override {
+    require(x, DType::F32, "softcap", "x");
+    if (!(cap > 0)) fail("softcap: cap must be positive");
+    cuda::softcap(x.data<float>(), cap, x.numel(), stream_);
+  }
+
+  void silu_mul(const Tensor& gate, const Tensor& up, Tensor& out) override {
+    check_gated(gate, up, out, "silu_mul");
+    cuda::silu_mul(gate.data<float>(), up.data<float>(), out.data<float>(), gate.numel(), stream_);
+  }
+
+  void gelu_mul(const Tensor& gate, const Tensor& up, Tensor& out) override {
+    check_gated(gate, up, out, "gelu_mul");
+    cuda::gelu_mul(gate.data<float>(), up.data<float>(), out.data<float>(), gate.numel(), stream_);
+  }
+
+  void rope(Tensor& x, const int32_t* positions, const RopeConfig& config) override {
+    require(x, DType::F32, "rope", "x");
+    if (x.ndim() != 3) fail("rope: x must be [tokens, heads, head_dim], got ", shape_string(x.shape()));
+    if (config.rot_dim <= 0 || config.rot_dim % 2 != 0 || config.rot_dim > x.dim(2) || config.inv_freq == nullptr) {
+      fail("rope: rot_dim ", config.rot_dim, " invalid for head_dim ", x.dim(2));
+    }
+    const int32_t* dev_pos = mirror_.get(positions, static_cast<size_t>(x.dim(0)));
+    const float* dev_freq = mirror_.get(config.inv_freq, static_cast<size_t>(config.rot_dim / 2));
+    cuda::rope(x.data<float>(), x.dim(0), x.dim(1), x.dim(2), dev_pos, dev_freq, config.rot_dim, config.neox,
+               config.attention_factor, stream_);
+  }
+
+  void write_kv(const Tensor& k, const Tensor& v, Tensor& k_cache, Tensor& v_cache,
+                const AttentionMetadata& meta) override {
+    const PagedKv layout = cache_layout(k_cache, v_cache, "write_kv");
+    require(k, DType::F32, "write_kv", "k");
+    require(v, DType::F32, "write_kv", "v");
+    const int64_t row = layout.kv_heads * layout.head_dim;
+    if (k.numel() != meta.num_tokens * row || v.numel() != meta.num_tokens * row) {
+      fail("write_kv: k ", shape_string(k.shape()), " / v ", shape_string(v.shape()), " are not [", meta.num_tokens,
+           ", ", layout.kv_heads, ", ", layout.head_dim, "]");
+    }
+    const int64_t num_slots = k_cache.dim(0) * layout.block_size;
+    for (int t = 0; t < meta.num_tokens; ++t) {
+      PAGODA_CHECK(meta.slot_mapping[t] >= 0 && meta.slot_mapping[t] < num_slots);
+    }
+    const int64_t* slots = mirror_.get(meta.slot_mapping, static_cast<size_t>(meta.num_tokens));
+    cuda::write_kv(k.data<float>(), v.data<float>(), k_cache.data<float>(), v_cache.data<float>(), slots,
+                   meta.num_tokens, row, stream_);
+  }
+
+  void paged_attention(const Tensor& q, const Tensor& k_cache, const Tensor& v_cache, const AttentionMetadata& meta,
+                       float scale, int sliding_window, float softcap, Tensor& out) override {
+    const PagedKv layout = cache_layout(k_cache, v_cache, "paged_attention");
+    require(q, DType::F32, "paged_attention", "q");
+    require(out, DType::F32, "paged_attention", "out");
+    require_same(q, out, "paged_attention");
+    const int64_t per_token = static_cast<int64_t>(meta.num_tokens) * layout.head_dim;
+    if (per_token == 0 || q.numel() % per_token != 0) {
+      fail("paged_attention: q ", shape_string(q.shape()), " is not [", meta.num_tokens, ", heads, ",
+           layout.head_dim, "]");
+    }
+    const int64_t num_heads = q.numel() / per_token;
+    if (num_heads % layout.kv_heads != 0) {
+      fail("paged_attention: ", num_heads, " query heads are not a multiple of ", layout.kv_heads, " kv heads");
+    }
+    check_metadata(meta, layout.block_size, k_cache.dim(0));
+    AttentionArgs a{};
+    a.q = q.data<float>();
+    a.out = out.data<float>();
+    a.num_tokens = meta.num_tokens;
+    a.num_seqs = meta.num_seqs;
+    a.num_heads = static_cast<int>(num_heads);
+    a.query_start_loc = mirror_.get(meta.query_start_loc, static_cast<size_t>(meta.num_seqs) + 1);
+    a.seq_lens = mirror_.get(meta.seq_lens, static_cast<size_t>(meta.num_seqs));
+    a.block_tables = mirror_.get(meta.block_tables, static_cast<size_t>(meta.num_seqs) * meta.max_blocks_per_seq);
+    a.max_blocks_per_seq = meta.max_blocks_per_seq;
+    a.scale = scale;
+    a.sliding_window = sliding_window;
+    a.softcap = softcap;
+    cuda::paged_attention(a, layout, stream_);
+  }
+
+ private:
+  static std::shared_ptr<StreamOwner> init_device(int device) {
+    check(cudaSetDevice(device), "cudaSetDevice");
+    // Keep freed memory in the pool: the decoder allocates its activations every step.
+    cudaMemPool_t pool = nullptr;
+    check(cudaDeviceGetDefaultMemPool(&pool, device), "cudaDeviceGetDefaultMemPool");
+    uint64_t keep = UINT64_MAX;
+    check(cudaMemPoolSetAttribute(pool, cudaMemPoolAttrReleaseThreshold, &keep), "cudaMemPoolSetAttribute");
+    return std::make_shared<StreamOwner>();
+  }
+
+  // The GPU trusts these arrays, so they are checked here as the CPU backend checks them.
+  static void check_metadata(const AttentionMetadata& meta, int64_t block_size, int64_t num_blocks) {
+    PAGODA_CHECK(meta.num_seqs > 0 && meta.query_start_loc[0] == 0 &&
+                 meta.query_start_loc[meta.num_seqs] == meta.num_tokens);
+    for (int s = 0; s < meta.num_seqs; ++s) {
+      const int32_t q_begin = meta.query_start_loc[s], q_end = meta.query_start_loc[s + 1];
+      PAGODA_CHECK(0 <= q_begin && q_begin <= q_end && q_end <= meta.num_tokens);
+      PAGODA_CHECK(meta.seq_lens[s] >= q_end - q_begin);
+      const int64_t used = (meta.seq_lens[s] + block_size - 1) / block_size;
+      PAGODA_CHECK(used <= meta.max_blocks_per_seq);
+      const int32_t* blocks = meta.block_tables + static_cast<int64_t>(s) * meta.max_blocks_per_seq;
+      for (int64_t j = 0; j < used; ++j) PAGODA_CHECK(blocks[j] >= 0 && blocks[j] < num_blocks);
+    }
+  }
+
+  static void check_gated(const Tensor& gate, const Tensor& up, const Tensor& out, const char* op) {
+    require(gate, DType::F32, op, "gate");
+    require(up, DType::F32, op, "up");
+    require(out, DType::F32, op, "out");
+    require_same(gate, up, op);
+    require_same(gate, out, op);
+  }
+
+  static PagedKv cache_layout(const Tensor& k_cache, const Tensor& v_cache, const char* op) {
+    require(k_cache, DType::F32, op, "k_cache");
+    require(v_cache, DType::F32, op, "v_cache");
+    if (k_cache.ndim() != 4 || k_cache.shape() != v_cache.shape()) {
+      fail(op, ": caches must both be [num_blocks, block_size, kv_heads, head_dim], got ",
+           shape_string(k_cache.shape()), " and ", shape_string(v_cache.shape()));
+    }
+    return {k_cache.data<float>(), v_cache.data<float>(), k_cache.dim(1), k_cache.dim(2), k_cache.dim(3)};
+  }
+
+  // The BF16 copy of a matmul's activations; grows, never shrinks (one stream: reuse is safe).
+  __nv_bfloat16* bf16_buffer(int64_t n) {
+    if (bf16_.numel() < n) bf16_ = scratch(DType::BF16, {n});
+    return bf16_.data<__nv_bfloat16>();
+  }
+
+  std::shared_ptr<StreamOwner> stream_owner_;
+  cudaStream_t stream_;
+  DeviceMirror mirror_;
+  WeightUploader uploader_;
+  LtGemm gemm_;
+  Tensor bf16_;
+  std::string name_;
+};
+
+}  // namespace
+
+int device_count() {
+  int n = 0;
+  if (cudaGetDeviceCount(&n) != cudaSuccess) {
+    cudaGetLastError();  // clear the sticky "no driver" error
+    return 0;
+  }
+  return n;
+}
+
+std::unique_ptr<Backend> make_cuda_backend(int device) { return std::make_unique<CudaBackend>(device); }
+
+}  // namespace pagoda::cuda

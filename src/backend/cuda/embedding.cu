@@ -1,0 +1,43 @@
+// Row gathers: token embeddings from a BF16 table, and picking F32 rows (the logit rows).
+#include "backend/cuda/cuda_check.h"
+#include "backend/cuda/kernels.h"
+
+namespace pagoda::cuda {
+
+namespace {
+
+template <class T>
+__device__ float to_float(T v);
+template <>
+__device__ float to_float(__nv_bfloat16 v) {
+  return __bfloat162float(v);
+}
+template <>
+__device__ float to_float(float v) {
+  return v;
+}
+
+// One block per output row. Ids were range-checked on the host.
+template <class T>
+__global__ void gather_rows(const T* table, const int32_t* ids, int64_t dim, float* out) {
+  const T* src = table + static_cast<int64_t>(ids[blockIdx.x]) * dim;
+  float* dst = out + blockIdx.x * dim;
+  for (int64_t i = threadIdx.x; i < dim; i += blockDim.x) dst[i] = to_float(src[i]);
+}
+
+}  // namespace
+
+void embedding_bf16(const __nv_bfloat16* table, const int32_t* ids, int n, int64_t dim, float* out,
+                    cudaStream_t stream) {
+  if (n <= 0) return;
+  gather_rows<<<static_cast<unsigned>(n), 256, 0, stream>>>(table, ids, dim, out);
+  check_launch("embedding_bf16");
+}
+
+void embedding_f32(const float* table, const int32_t* ids, int n, int64_t dim, float* out, cudaStream_t stream) {
+  if (n <= 0) return;
+  gather_rows<<<static_cast<unsigned>(n), 256, 0, stream>>>(table, ids, dim, out);
+  check_launch("embedding_f32");
+}
+
+}  // namespace pagoda::cuda

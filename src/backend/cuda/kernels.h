@@ -1,0 +1,67 @@
+// Launchers for the CUDA backend's kernels (one .cu file per family). Pointers are device
+// memory; every launch goes on the given stream and is checked with check_launch.
+#pragma once
+
+#include <cuda_bf16.h>
+#include <cuda_runtime.h>
+
+#include <cstdint>
+
+namespace pagoda::cuda {
+
+// Elementwise (elementwise.cu). n counts elements.
+void to_bf16(const float* x, __nv_bfloat16* out, int64_t n, cudaStream_t stream);
+void add(float* x, const float* y, int64_t n, cudaStream_t stream);
+void add_bias(float* x, const float* bias, int64_t rows, int64_t dim, cudaStream_t stream);
+void scale(float* x, float s, int64_t n, cudaStream_t stream);
+void softcap(float* x, float cap, int64_t n, cudaStream_t stream);
+// out = act(gate) * up; out may be gate. gelu is the tanh approximation.
+void silu_mul(const float* gate, const float* up, float* out, int64_t n, cudaStream_t stream);
+void gelu_mul(const float* gate, const float* up, float* out, int64_t n, cudaStream_t stream);
+
+// out = x / rms(x) * weight per row (norm.cu); out may be x.
+void rms_norm(const float* x, const float* weight, float eps, int64_t rows, int64_t dim, float* out,
+              cudaStream_t stream);
+
+// Rotates x [tokens, heads, head_dim] in place (rope.cu); inv_freq has rot_dim / 2 entries.
+void rope(float* x, int64_t tokens, int64_t heads, int64_t head_dim, const int32_t* positions,
+          const float* inv_freq, int rot_dim, bool neox, float attention_factor, cudaStream_t stream);
+
+// out[i] = table[ids[i]] as F32 (embedding.cu). table rows are dim BF16 or F32 values.
+void embedding_bf16(const __nv_bfloat16* table, const int32_t* ids, int n, int64_t dim, float* out,
+                    cudaStream_t stream);
+void embedding_f32(const float* table, const int32_t* ids, int n, int64_t dim, float* out,
+                   cudaStream_t stream);
+
+// The paged KV cache (attention.cu); caches are [num_blocks, block_size, kv_heads, head_dim].
+struct PagedKv {
+  const float* k_cache;
+  const float* v_cache;
+  int64_t block_size;
+  int64_t kv_heads;
+  int64_t head_dim;
+};
+
+void write_kv(const float* k, const float* v, float* k_cache, float* v_cache, const int64_t* slot_mapping,
+              int num_tokens, int64_t row, cudaStream_t stream);
+
+// Causal attention of every new token over its sequence's cached context, the metadata of
+// backend.h's AttentionMetadata in device memory.
+struct AttentionArgs {
+  const float* q;  // [num_tokens, num_heads, head_dim]
+  float* out;      // same shape
+  int num_tokens;
+  int num_seqs;
+  int num_heads;
+  const int32_t* query_start_loc;  // [num_seqs + 1]
+  const int32_t* seq_lens;         // [num_seqs]
+  const int32_t* block_tables;     // [num_seqs, max_blocks_per_seq]
+  int max_blocks_per_seq;
+  float scale;
+  int sliding_window;
+  float softcap;
+};
+
+void paged_attention(const AttentionArgs& args, const PagedKv& kv, cudaStream_t stream);
+
+}  // namespace pagoda::cuda

@@ -1,0 +1,250 @@
+// The CUDA backend against the CPU backend, op by op, on random inputs: both get the same
+// values (weights already BF16-representable, so that the GPU's BF16 rounding of
+// activations for the GEMM is exact and only summation order differs). Skipped where no
+// GPU is visible (CI); run on the device machine.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdlib>
+#include <numeric>
+#include <random>
+#include <vector>
+
+#include "backend/backend.h"
+#include "backend_test_util.h"
+#include "core/half.h"
+
+namespace pagoda {
+namespace {
+
+#define PAGODA_NEED_GPU()                                                   \
+  if (cuda_device_count() == 0) GTEST_SKIP() << "no CUDA GPU is visible"
+
+struct Backends {
+  std::unique_ptr<Backend> cpu = make_cpu_backend(0);
+  std::unique_ptr<Backend> gpu = make_backend("cuda");
+};
+
+Backends& backends() {
+  static Backends b;
+  return b;
+}
+
+std::vector<float> random_values(std::mt19937& rng, size_t n, float scale = 1.0f) {
+  return test::random_floats(rng, n, scale);
+}
+
+// Values a BF16 holds exactly.
+std::vector<float> bf16_values(std::mt19937& rng, size_t n, float scale = 1.0f) {
+  std::vector<float> v = random_values(rng, n, scale);
+  for (float& x : v) x = bf16_to_f32(f32_to_bf16(x));
+  return v;
+}
+
+Tensor on(Backend& b, const std::vector<float>& values, Shape shape) {
+  Tensor t = b.alloc(DType::F32, std::move(shape));
+  b.copy_from_host(values.data(), t);
+  return t;
+}
+
+std::vector<float> back(Backend& b, const Tensor& t) {
+  std::vector<float> out(static_cast<size_t>(t.numel()));
+  b.download(t, out.data());
+  return out;
+}
+
+// ||a - b|| / ||b||.
+double relative_error(const std::vector<float>& a, const std::vector<float>& b) {
+  EXPECT_EQ(a.size(), b.size());
+  double num = 0, den = 0;
+  for (size_t i = 0; i < a.size(); ++i) {
+    if (!std::isfinite(a[i])) return INFINITY;
+    num += (double(a[i]) - b[i]) * (double(a[i]) - b[i]);
+    den += double(b[i]) * b[i];
+  }
+  return std::sqrt(num / std::max(den, 1e-30));
+}
+
+TEST(CudaBackend, RmsNormAndElementwiseMatchCpu) {
+  PAGODA_NEED_GPU();
+  auto& [cpu, gpu] = backends();
+  std::mt19937 rng(1);
+  for (const int64_t dim : {64, 576, 4096, 5000}) {
+    const int64_t rows = 7;
+    const auto x = random_values(rng, size_t(rows * dim), 3.0f);
+    const auto w = random_values(rng, size_t(dim));
+    const Tensor wc = cpu->upload(Tensor::view(DType::F32, {dim}, w.data()));
+    const Tensor wg = gpu->upload(Tensor::view(DType::F32, {dim}, w.data()));
+    Tensor xc = on(*cpu, x, {rows, dim}), xg = on(*gpu, x, {rows, dim});
+    Tensor oc = cpu->alloc(DType::F32, {rows, dim}), og = gpu->alloc(DType::F32, {rows, dim});
+    cpu->rms_norm(xc, wc, 1e-6f, oc);
+    gpu->rms_norm(xg, wg, 1e-6f, og);
+    EXPECT_LT(relative_error(back(*gpu, og), back(*cpu, oc)), 1e-6) << "rms_norm dim " << dim;
+
+    cpu->add_bias(xc, wc);
+    gpu->add_bias(xg, wg);
+    cpu->add(xc, oc);
+    gpu->add(xg, og);
+    cpu->scale(xc, 0.37f);
+    gpu->scale(xg, 0.37f);
+    cpu->softcap(xc, 2.5f);
+    gpu->softcap(xg, 2.5f);
+    EXPECT_LT(relative_error(back(*gpu, xg), back(*cpu, xc)), 1e-6) << "bias/add/scale/softcap dim " << dim;
+
+    cpu->silu_mul(xc, oc, oc);
+    gpu->silu_mul(xg, og, og);
+    EXPECT_LT(relative_error(back(*gpu, og), back(*cpu, oc)), 1e-6) << "silu_mul dim " << dim;
+    cpu->gelu_mul(oc, xc, xc);
+    gpu->gelu_mul(og, xg, xg);
+    EXPECT_LT(relative_error(back(*gpu, xg), back(*cpu, xc)), 1e-6) << "gelu_mul dim " << dim;
+  }
+}
+
+TEST(CudaBackend, RopeMatchesCpuInEveryLayout) {
+  PAGODA_NEED_GPU();
+  auto& [cpu, gpu] = backends();
+  std::mt19937 rng(2);
+  for (const bool neox : {true, false}) {
+    for (const int64_t head_dim : {64, 128, 256}) {
+      const int rot_dim = head_dim == 128 ? 64 : static_cast<int>(head_dim);  // partial rotation too
+      std::vector<float> inv_freq(size_t(rot_dim / 2));
+      for (int i = 0; i < rot_dim / 2; ++i) inv_freq[size_t(i)] = std::pow(10000.0f, -2.0f * i / rot_dim);
+      const int64_t tokens = 19, heads = 5;
+      std::vector<int32_t> positions(tokens);
+      for (auto& p : positions) p = std::uniform_int_distribution<int32_t>(0, 8000)(rng);
+      RopeConfig config{inv_freq.data(), rot_dim, neox, neox ? 1.0f : 1.2f};
+      const auto x = random_values(rng, size_t(tokens * heads * head_dim));
+      Tensor xc = on(*cpu, x, {tokens, heads, head_dim}), xg = on(*gpu, x, {tokens, heads, head_dim});
+      cpu->rope(xc, positions.data(), config);
+      gpu->rope(xg, positions.data(), config);
+      EXPECT_LT(relative_error(back(*gpu, xg), back(*cpu, xc)), 1e-5) << "neox " << neox << " head_dim " << head_dim;
+    }
+  }
+}
+
+TEST(CudaBackend, MatmulAndEmbeddingMatchCpuOnBf16Weights) {
+  PAGODA_NEED_GPU();
+  auto& [cpu, gpu] = backends();
+  std::mt19937 rng(3);
+  for (const auto& [m, k] : std::vector<std::pair<int64_t, int64_t>>{{64, 64}, {1536, 576}, {4096, 4096}, {257, 320}}) {
+    const auto w = bf16_values(rng, size_t(m * k), 0.05f);
+    std::vector<uint16_t> w16(w.size());
+    for (size_t i = 0; i < w.size(); ++i) w16[i] = f32_to_bf16(w[i]);
+    const Tensor host_w = Tensor::view(DType::BF16, {m, k}, w16.data());
+    const Tensor wc = cpu->upload(host_w), wg = gpu->upload(host_w);
+    for (const int64_t n : {1, 3, 17, 128}) {
+      const auto x = bf16_values(rng, size_t(n * k));
+      Tensor xc = on(*cpu, x, {n, k}), xg = on(*gpu, x, {n, k});
+      Tensor oc = cpu->alloc(DType::F32, {n, m}), og = gpu->alloc(DType::F32, {n, m});
+      cpu->matmul(xc, wc, oc);
+      gpu->matmul(xg, wg, og);
+      EXPECT_LT(relative_error(back(*gpu, og), back(*cpu, oc)), 1e-5) << m << "x" << k << " n " << n;
+    }
+    // The weight as an embedding table: rows come back exactly.
+    std::vector<int32_t> ids = {0, static_cast<int32_t>(m - 1), 5, 5, 17};
+    Tensor ec = cpu->alloc(DType::F32, {5, k}), eg = gpu->alloc(DType::F32, {5, k});
+    cpu->embedding(wc, ids.data(), 5, ec);
+    gpu->embedding(wg, ids.data(), 5, eg);
+    EXPECT_EQ(back(*gpu, eg), back(*cpu, ec));
+    ids[2] = static_cast<int32_t>(m);
+    EXPECT_THROW(gpu->embedding(wg, ids.data(), 5, eg), Error);
+  }
+}
+
+// Ragged batches over scattered paged blocks: a decode, a prefill chunk after cached
+// context, and a whole prefill, with GQA, for every supported kind of attention.
+TEST(CudaBackend, PagedAttentionMatchesCpuOnRaggedBatches) {
+  PAGODA_NEED_GPU();
+  auto& [cpu, gpu] = backends();
+  std::mt19937 rng(4);
+  struct Case {
+    int64_t heads, kv_heads, head_dim;
+    int window;
+    float softcap;
+  };
+  for (const Case c : {Case{8, 2, 64, 0, 0.0f}, Case{32, 8, 128, 0, 0.0f}, Case{4, 1, 256, 16, 0.0f},
+                       Case{14, 2, 64, 0, 30.0f}, Case{9, 3, 64, 0, 0.0f}}) {
+    const int64_t block_size = 16, num_blocks = 40;
+    const std::vector<int32_t> seq_lens = {45, 30, 20};
+    const std::vector<int32_t> num_new = {1, 7, 20};
+    std::vector<int32_t> qsl = {0};
+    for (const int32_t q : num_new) qsl.push_back(qsl.back() + q);
+    const int num_tokens = qsl.back();
+    const int max_blocks = 4;
+    std::vector<int32_t> pool(num_blocks - 1);
+    std::iota(pool.begin(), pool.end(), 1);
+    std::shuffle(pool.begin(), pool.end(), rng);
+    std::vector<int32_t> tables(seq_lens.size() * max_blocks);
+    for (size_t i = 0; i < tables.size(); ++i) tables[i] = pool[i];
+    std::vector<int64_t> slots;
+    for (size_t s = 0; s < seq_lens.size(); ++s) {
+      for (int32_t p = seq_lens[s] - num_new[s]; p < seq_lens[s]; ++p) {
+        slots.push_back(int64_t{tables[s * max_blocks + p / block_size]} * block_size + p % block_size);
+      }
+    }
+    AttentionMetadata meta{num_tokens, 3, qsl.data(), seq_lens.data(), tables.data(), max_blocks, slots.data()};
+
+    const Shape cache_shape = {num_blocks, block_size, c.kv_heads, c.head_dim};
+    const auto cache_k = random_values(rng, size_t(num_blocks * block_size * c.kv_heads * c.head_dim));
+    const auto cache_v = random_values(rng, cache_k.size());
+    Tensor kc = on(*cpu, cache_k, cache_shape), vc = on(*cpu, cache_v, cache_shape);
+    Tensor kg = on(*gpu, cache_k, cache_shape), vg = on(*gpu, cache_v, cache_shape);
+    const auto k = random_values(rng, size_t(num_tokens * c.kv_heads * c.head_dim));
+    const auto v = random_values(rng, k.size());
+    const auto q = random_values(rng, size_t(num_tokens * c.heads * c.head_dim));
+    const Shape kv_shape = {num_tokens, c.kv_heads, c.head_dim}, q_shape = {num_tokens, c.heads, c.head_dim};
+    cpu->write_kv(on(*cpu, k, kv_shape), on(*cpu, v, kv_shape), kc, vc, meta);
+    gpu->write_kv(on(*gpu, k, kv_shape), on(*gpu, v, kv_shape), kg, vg, meta);
+    EXPECT_EQ(back(*gpu, kg), back(*cpu, kc));
+    EXPECT_EQ(back(*gpu, vg), back(*cpu, vc));
+
+    Tensor oc = cpu->alloc(DType::F32, q_shape), og = gpu->alloc(DType::F32, q_shape);
+    const float scale = 1.0f / std::sqrt(static_cast<float>(c.head_dim));
+    cpu->paged_attention(on(*cpu, q, q_shape), kc, vc, meta, scale, c.window, c.softcap, oc);
+    gpu->paged_attention(on(*gpu, q, q_shape), kg, vg, meta, scale, c.window, c.softcap, og);
+    EXPECT_LT(relative_error(back(*gpu, og), back(*cpu, oc)), 1e-5)
+        << "heads " << c.heads << "/" << c.kv_heads << " head_dim " << c.head_dim << " window " << c.window;
+  }
+}
+
+// With PAGODA_BATCH_INVARIANT a row's GEMM result does not depend on how many rows share it.
+TEST(CudaBackend, BatchInvariantMatmulGivesEveryRowTheSameBits) {
+  PAGODA_NEED_GPU();
+  setenv("PAGODA_BATCH_INVARIANT", "1", 1);
+  std::unique_ptr<Backend> gpu = make_backend("cuda");
+  unsetenv("PAGODA_BATCH_INVARIANT");
+  std::mt19937 rng(5);
+  const int64_t m = 2048, k = 1024;
+  const auto w = random_values(rng, size_t(m * k), 0.05f);
+  const Tensor wg = gpu->upload(Tensor::view(DType::F32, {m, k}, w.data()));
+  const auto x = random_values(rng, size_t(300 * k));
+  std::vector<float> first_row_alone;
+  for (const int64_t n : {1, 2, 37, 300}) {
+    const std::vector<float> xs(x.begin(), x.begin() + n * k);
+    Tensor og = gpu->alloc(DType::F32, {n, m});
+    gpu->matmul(on(*gpu, xs, {n, k}), wg, og);
+    const std::vector<float> out = back(*gpu, og);
+    const std::vector<float> row0(out.begin(), out.begin() + m);
+    if (first_row_alone.empty()) {
+      first_row_alone = row0;
+    } else {
+      EXPECT_EQ(row0, first_row_alone) << "n = " << n;
+    }
+  }
+}
+
+TEST(CudaBackend, MemoryInfoAndBadInput) {
+  PAGODA_NEED_GPU();
+  auto& [cpu, gpu] = backends();
+  const auto mem = gpu->memory_info();
+  ASSERT_TRUE(mem.has_value());
+  EXPECT_GT(mem->total_bytes, mem->free_bytes / 2);
+  EXPECT_FALSE(cpu->memory_info().has_value());
+  Tensor x = gpu->alloc(DType::F32, {2, 8});
+  Tensor wrong = gpu->alloc(DType::F32, {3, 8});
+  EXPECT_THROW(gpu->matmul(x, wrong, x), Error);  // an F32 weight: not uploaded
+  EXPECT_THROW(make_backend("tpu"), Error);
+}
+
+}  // namespace
+}  // namespace pagoda

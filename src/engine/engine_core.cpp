@@ -23,8 +23,6 @@ EngineCore::EngineCore(Model& model, Backend& backend, const Tokenizer& tokenize
 SamplingParams EngineCore::prepare(const RequestId& id, const std::vector<int32_t>& prompt_ids,
                                    SamplingParams params) const {
   if (id.empty()) fail("request: id must not be empty");
-  if (params.n != 1) fail("request ", id, ": n > 1 is not supported yet");
-  if (params.prompt_logprobs) fail("request ", id, ": prompt_logprobs are not supported yet");
   params.eos_token_ids = eos_ids_;
   params.validate(limits_);
   if (!params.bad_words.empty()) {
@@ -48,6 +46,27 @@ void EngineCore::add_request(const RequestId& id, std::vector<int32_t> prompt_id
 }
 
 void EngineCore::add_prepared_request(const RequestId& id, std::vector<int32_t> prompt_ids, SamplingParams params) {
+  const auto arrival = OutputProcessor::Clock::now();
+  for (const RequestId& taken : ParallelSampling::ids_taken_by(id, params.n)) {
+    if (setups_.count(taken) || parallel_.reserves(taken)) fail("request ", taken, ": id already in use");
+  }
+  if (params.n == 1) return add_one(id, std::move(prompt_ids), std::move(params), arrival);
+  // Holding back all but the first child pays off only when there are full prompt blocks
+  // to find cached (the last prompt token is always computed).
+  const SchedulerConfig& c = scheduler_->config();
+  const bool share = c.enable_prefix_caching && (static_cast<int>(prompt_ids.size()) - 1) / c.block_size >= 1;
+  try {
+    for (ChildRequest& child : parallel_.fan_out(id, std::move(prompt_ids), params, share, arrival)) {
+      add_one(child.id, std::move(child.prompt_ids), std::move(child.params), child.arrival);
+    }
+  } catch (...) {
+    abort(id);  // all or nothing
+    throw;
+  }
+}
+
+void EngineCore::add_one(const RequestId& id, std::vector<int32_t> prompt_ids, SamplingParams params,
+                         OutputProcessor::Clock::time_point arrival) {
   if (setups_.count(id)) fail("request ", id, ": id already in use");
   const int max_model_len = scheduler_->config().max_model_len;
   RequestParams rp;
@@ -58,13 +77,22 @@ void EngineCore::add_prepared_request(const RequestId& id, std::vector<int32_t> 
   if (!params.ignore_eos) rp.stop_token_ids.insert(rp.stop_token_ids.end(), eos_ids_.begin(), eos_ids_.end());
   const int num_prompt = static_cast<int>(prompt_ids.size());
   rp.prompt_token_ids = std::move(prompt_ids);
+  rp.read_prefix_cache = !params.prompt_logprobs;  // every prompt row's logits are needed
   scheduler_->add_request(std::move(rp));  // the last check that can fail
   const uint64_t key = Rng(params.seed).key();
-  processor_.add_request(id, params);
+  processor_.add_request(id, params, arrival);
   setups_.emplace(id, RunnerRequestSetup{std::move(params), num_prompt, key});
 }
 
 void EngineCore::abort(const RequestId& id) {
+  if (parallel_.is_parent(id)) {
+    for (const RequestId& child : parallel_.abort(id, pending_)) abort_one(child);
+    return;
+  }
+  abort_one(id);
+}
+
+void EngineCore::abort_one(const RequestId& id) {
   if (!setups_.count(id)) return;
   const RequestId ids[] = {id};
   scheduler_->finish_requests(ids, RequestStatus::FinishedAborted);
@@ -80,6 +108,8 @@ RunnerRequestSetup EngineCore::setup_of(const RequestId& id) const {
 
 std::vector<RequestOutput> EngineCore::step() {
   const SchedulerOutput out = scheduler_->schedule();
+  const auto now = OutputProcessor::Clock::now();
+  for (const NewRequestData& n : out.scheduled_new_reqs) processor_.mark_scheduled(n.id, now);
   const RunnerOutput run = runner_->execute(out, [this](const RequestId& id) { return setup_of(id); });
   const std::vector<FinishedRequest> finished = scheduler_->update_from_output(out, run.sampled);
   return process(run, finished);
@@ -89,6 +119,7 @@ std::vector<RequestOutput> EngineCore::process(const RunnerOutput& run,
                                                const std::vector<FinishedRequest>& finished) {
   std::vector<RequestOutput> outputs = std::move(pending_);
   pending_.clear();
+  for (const auto& [id, chunk] : run.prompt_logprobs) processor_.add_prompt_logprobs(id, chunk);
   std::unordered_map<RequestId, RequestStatus> status;
   for (const FinishedRequest& f : finished) status.emplace(f.id, f.status);
   std::vector<RequestId> ids;
@@ -114,6 +145,9 @@ std::vector<RequestOutput> EngineCore::process(const RunnerOutput& run,
     outputs.push_back(std::move(delta));
   }
   scheduler_->finish_requests(stopped, RequestStatus::FinishedStopped);
+  std::vector<ChildRequest> released;
+  for (RequestOutput& o : outputs) parallel_.to_parent(o, released);
+  for (ChildRequest& c : released) add_one(c.id, std::move(c.prompt_ids), std::move(c.params), c.arrival);
   return outputs;
 }
 

@@ -10,6 +10,7 @@
 
 #include "engine/engine_options.h"
 #include "engine/output_processor.h"
+#include "engine/parallel_sampling.h"
 #include "runner/model_runner.h"
 #include "sched/scheduler.h"
 
@@ -28,10 +29,11 @@ class EngineCore {
                                        SamplingParams params) const;
   // Validates first (prepare): on Error nothing is queued.
   void add_request(const RequestId& id, std::vector<int32_t> prompt_ids, SamplingParams params);
-  // add_request for params that came out of prepare().
+  // add_request for params that came out of prepare(). A request with n > 1 runs as n
+  // child requests (parallel_sampling.h) whose deltas come back under its id, index = i.
   void add_prepared_request(const RequestId& id, std::vector<int32_t> prompt_ids, SamplingParams params);
-  // Ends a request wherever it is; its final output (reason Abort) comes with the next
-  // step(). Unknown or finished ids are ignored.
+  // Ends a request wherever it is (all of its choices); its final outputs (reason Abort)
+  // come with the next step(). Unknown or finished ids are ignored.
   void abort(const RequestId& id);
   // One engine step; returns the deltas it produced.
   [[nodiscard]] std::vector<RequestOutput> step();
@@ -41,10 +43,15 @@ class EngineCore {
   [[nodiscard]] const Scheduler& scheduler() const { return *scheduler_; }
   [[nodiscard]] const ModelRunner& runner() const { return *runner_; }
   [[nodiscard]] const OutputProcessor& output_processor() const { return processor_; }
+  // Requests in the scheduler: each choice of an n > 1 request counts.
   [[nodiscard]] int num_requests() const { return static_cast<int>(setups_.size()); }
+  [[nodiscard]] const ParallelSampling& parallel_sampling() const { return parallel_; }
   [[nodiscard]] const SchedulerConfig& config() const { return scheduler_->config(); }
 
  private:
+  void add_one(const RequestId& id, std::vector<int32_t> prompt_ids, SamplingParams params,
+               OutputProcessor::Clock::time_point arrival);
+  void abort_one(const RequestId& id);
   [[nodiscard]] RunnerRequestSetup setup_of(const RequestId& id) const;
   [[nodiscard]] std::vector<RequestOutput> process(const RunnerOutput& run,
                                                    const std::vector<FinishedRequest>& finished);
@@ -55,6 +62,7 @@ class EngineCore {
   std::unique_ptr<Scheduler> scheduler_;
   std::unique_ptr<ModelRunner> runner_;
   OutputProcessor processor_;
+  ParallelSampling parallel_;
   std::unordered_map<RequestId, RunnerRequestSetup> setups_;  // live requests
   std::vector<RequestOutput> pending_;  // abort outputs for the next step
 };

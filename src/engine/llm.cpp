@@ -30,19 +30,24 @@ std::vector<CompletionOutput> LLM::generate(const std::vector<std::vector<int32_
     while (core_.has_unfinished_requests()) (void)core_.step();
     throw;
   }
-  return run_to_completion(core_, ids);
+  return run_to_completion(core_, ids, params.n);
 }
 
-std::vector<CompletionOutput> run_to_completion(EngineCore& core, const std::vector<RequestId>& ids) {
+std::vector<CompletionOutput> run_to_completion(EngineCore& core, const std::vector<RequestId>& ids,
+                                               int num_choices) {
+  const auto n = static_cast<size_t>(num_choices);
   std::unordered_map<RequestId, size_t> index;
   for (size_t i = 0; i < ids.size(); ++i) index.emplace(ids[i], i);
-  std::vector<CompletionOutput> outputs(ids.size());
-  size_t left = ids.size();
+  std::vector<CompletionOutput> outputs(ids.size() * n);
+  for (size_t i = 0; i < outputs.size(); ++i) outputs[i].index = static_cast<int>(i % n);
+  size_t left = outputs.size();
+  std::vector<std::vector<TokenLogprobs>> prompt_logprobs(ids.size());
   while (left > 0 && core.has_unfinished_requests()) {
     for (RequestOutput& d : core.step()) {
       const auto it = index.find(d.id);
-      if (it == index.end()) continue;
-      CompletionOutput& o = outputs[it->second];
+      if (it == index.end() || d.index < 0 || static_cast<size_t>(d.index) >= n) continue;
+      CompletionOutput& o = outputs[it->second * n + static_cast<size_t>(d.index)];
+      if (!d.prompt_logprobs.empty()) prompt_logprobs[it->second] = std::move(d.prompt_logprobs);
       o.text += d.text;
       o.token_ids.insert(o.token_ids.end(), d.token_ids.begin(), d.token_ids.end());
       for (auto& l : d.logprobs) o.logprobs.push_back(std::move(l));
@@ -54,6 +59,8 @@ std::vector<CompletionOutput> run_to_completion(EngineCore& core, const std::vec
     }
   }
   if (left > 0) fail("engine: ", left, " requests ended without a final output");
+  // The engine scores the prompt once (choice 0); every choice shares it, as in vLLM.
+  for (size_t i = 0; i < outputs.size(); ++i) outputs[i].prompt_logprobs = prompt_logprobs[i / n];
   return outputs;
 }
 

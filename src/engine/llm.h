@@ -11,19 +11,22 @@
 namespace pagoda {
 
 struct CompletionOutput {
+  int index = 0;  // which of its prompt's n choices
   std::string text;
   std::vector<int32_t> token_ids;
   std::vector<TokenLogprobs> logprobs;
   FinishReason finish_reason = FinishReason::Length;
   std::string stop_reason;
+  std::vector<TokenLogprobs> prompt_logprobs;  // with prompt_logprobs, on every choice
 };
 
 class LLM {
  public:
   LLM(const std::string& model_path, const EngineOptions& options);
 
-  // One output per prompt, in order. Prompts are encoded with the tokenizer's special
-  // tokens (BOS where the vocabulary asks for it). Throws Error on bad params.
+  // params.n outputs per prompt, in order: choice j of prompt i at i * n + j (n = 1: one
+  // per prompt). Prompts are encoded with the tokenizer's special tokens (BOS where the
+  // vocabulary asks for it). Throws Error on bad params.
   [[nodiscard]] std::vector<CompletionOutput> generate(const std::vector<std::string>& prompts,
                                                        const SamplingParams& params);
   [[nodiscard]] std::vector<CompletionOutput> generate(const std::vector<std::vector<int32_t>>& prompts,
@@ -39,8 +42,9 @@ class LLM {
   uint64_t next_id_ = 0;
 };
 
-// Drives a core until the given requests are done; collects their outputs in order.
-[[nodiscard]] std::vector<CompletionOutput> run_to_completion(EngineCore& core,
-                                                              const std::vector<RequestId>& ids);
+// Drives a core until the given requests are done; collects their outputs in order,
+// num_choices per request (choice j of request i at i * num_choices + j).
+[[nodiscard]] std::vector<CompletionOutput> run_to_completion(EngineCore& core, const std::vector<RequestId>& ids,
+                                                              int num_choices = 1);
 
 }  // namespace pagoda

@@ -33,7 +33,7 @@ void LLMEngine::post(Command command) {
 std::shared_ptr<OutputStream> LLMEngine::add_request(const RequestId& id, std::vector<int32_t> prompt_ids,
                                                      SamplingParams params) {
   params = core_.prepare(id, prompt_ids, std::move(params));  // throws here, on the caller's thread
-  auto stream = std::make_shared<OutputStream>();
+  auto stream = std::make_shared<OutputStream>(params.n);
   post([this, id, stream, prompt = std::move(prompt_ids), p = std::move(params)](bool alive) mutable {
     if (!alive) return stream->fail_with("the engine has stopped");
     try {
@@ -94,9 +94,8 @@ void LLMEngine::loop() {
       for (RequestOutput& out : outputs) {
         const auto it = streams_.find(out.id);
         if (it == streams_.end()) continue;
-        const bool finished = out.finished;
         it->second->push(std::move(out));
-        if (finished) streams_.erase(it);
+        if (it->second->closed()) streams_.erase(it);  // every choice finished
       }
     } catch (const std::exception& e) {
       // The core's state is no longer trustworthy: every reader learns why.

@@ -29,7 +29,8 @@ class LLMEngine {
 
   // Queues a request without waiting for the engine thread: validation errors are thrown
   // here, on the caller's thread (nothing is queued then). An error only the engine
-  // thread can see (an id already in use) fails the returned stream instead.
+  // thread can see (an id already in use) fails the returned stream instead. With n > 1
+  // the stream carries n choices (RequestOutput::index) and ends after the last.
   [[nodiscard]] std::shared_ptr<OutputStream> add_request(const RequestId& id, std::vector<int32_t> prompt_ids,
                                                           SamplingParams params);
   // The request's stream ends with reason Abort (unless it finished first).

@@ -1,5 +1,7 @@
 #include "engine/output_processor.h"
 
+#include <algorithm>
+
 #include "core/error.h"
 
 namespace pagoda {
@@ -23,11 +25,30 @@ FinishReason reason_of(RequestStatus s) {
 
 }  // namespace
 
-void OutputProcessor::add_request(const RequestId& id, const SamplingParams& params) {
+void OutputProcessor::add_request(const RequestId& id, const SamplingParams& params, Clock::time_point arrival) {
   if (states_.count(id)) fail("request ", id, ": id already in use");
   State st;
   st.params = params;
+  st.arrival = arrival;
   states_.emplace(id, std::move(st));
+}
+
+void OutputProcessor::mark_scheduled(const RequestId& id, Clock::time_point now) {
+  const auto it = states_.find(id);
+  if (it == states_.end() || it->second.queue_time_s) return;
+  it->second.queue_time_s = std::max(0.0, std::chrono::duration<double>(now - it->second.arrival).count());
+}
+
+void OutputProcessor::add_prompt_logprobs(const RequestId& id, const PromptLogprobsChunk& chunk) {
+  const auto it = states_.find(id);
+  if (it == states_.end() || it->second.first_delta_sent) return;
+  std::vector<TokenLogprobs>& have = it->second.prompt_logprobs;
+  // have[k] scores prompt token k + 1; chunks arrive in position order.
+  const auto next = static_cast<int64_t>(have.size()) + 1;
+  if (chunk.first_token > next) fail("output processor: request ", id, " skipped prompt logprobs before token ", chunk.first_token);
+  for (size_t k = static_cast<size_t>(next - chunk.first_token); k < chunk.values.size(); ++k) {
+    have.push_back(chunk.values[k]);
+  }
 }
 
 bool OutputProcessor::feed(State& st, const std::string& text, RequestOutput& out) {
@@ -87,6 +108,11 @@ RequestOutput OutputProcessor::process(const RequestId& id, std::span<const int3
     out.finished = true;
     out.finish_reason = reason_of(*finished_status);
   }
+  if (!st.first_delta_sent && (!out.token_ids.empty() || out.finished)) {
+    st.first_delta_sent = true;
+    out.queue_time_s = st.queue_time_s;
+    out.prompt_logprobs = std::move(st.prompt_logprobs);
+  }
   if (out.finished) states_.erase(it);
   return out;
 }
@@ -96,6 +122,8 @@ RequestOutput OutputProcessor::abort(const RequestId& id) {
   out.id = id;
   out.finished = true;
   out.finish_reason = FinishReason::Abort;
+  const auto it = states_.find(id);
+  if (it != states_.end() && !it->second.first_delta_sent) out.queue_time_s = it->second.queue_time_s;
   states_.erase(id);
   return out;
 }

@@ -1,8 +1,10 @@
 // Turns sampled token ids into streamed text per request: incremental detokenization
 // (a trailing incomplete UTF-8 sequence is held back), stop strings (no text past a stop
-// goes out), and finish reasons. Stop *tokens* and max_tokens are the scheduler's.
+// goes out), and finish reasons. Stop *tokens* and max_tokens are the scheduler's. It also
+// puts the queue time and the prompt logprobs on a request's first delta.
 #pragma once
 
+#include <chrono>
 #include <memory>
 #include <optional>
 #include <span>
@@ -12,6 +14,7 @@
 
 #include "engine/request_output.h"
 #include "io/tokenizer.h"
+#include "runner/prompt_logprobs.h"
 #include "sample/sampling_params.h"
 #include "sample/stop_checker.h"
 #include "sched/request_status.h"
@@ -22,7 +25,15 @@ class OutputProcessor {
  public:
   explicit OutputProcessor(const Tokenizer& tokenizer) : tokenizer_(tokenizer) {}
 
-  void add_request(const RequestId& id, const SamplingParams& params);
+  using Clock = std::chrono::steady_clock;
+
+  // arrival: when the request reached the engine (its queue time starts there).
+  void add_request(const RequestId& id, const SamplingParams& params, Clock::time_point arrival = Clock::now());
+  // The scheduler ran the request for the first time; later calls change nothing.
+  void mark_scheduled(const RequestId& id, Clock::time_point now = Clock::now());
+  // Prompt tokens scored in a step. Positions already held (a preempted request scores
+  // its prompt again) are skipped; unknown ids are ignored.
+  void add_prompt_logprobs(const RequestId& id, const PromptLogprobsChunk& chunk);
   [[nodiscard]] bool has_request(const RequestId& id) const { return states_.count(id) > 0; }
   [[nodiscard]] int num_requests() const { return static_cast<int>(states_.size()); }
 
@@ -44,6 +55,10 @@ class OutputProcessor {
     size_t emitted = 0;  // bytes of `fed` emitted
     size_t checker_base = 0;  // where the stop checker's text starts within `fed`
     std::unique_ptr<StopChecker> checker;  // made once min_tokens are out
+    Clock::time_point arrival;
+    std::optional<double> queue_time_s;   // set at the first scheduling
+    bool first_delta_sent = false;        // queue time and prompt logprobs go on it
+    std::vector<TokenLogprobs> prompt_logprobs;  // for prompt tokens 1, 2, ...
   };
   // Feeds text beyond state.fed; returns true when a stop string fired.
   bool feed(State& st, const std::string& text, RequestOutput& out);

@@ -69,4 +69,9 @@ std::optional<RequestOutput> OutputStream::try_next() {
   return take_locked();
 }
 
+bool OutputStream::closed() {
+  std::lock_guard lock(mu_);
+  return closed_;
+}
+
 }  // namespace pagoda

@@ -35,6 +35,8 @@ class OutputStream {
   [[nodiscard]] std::optional<RequestOutput> next();
   // Non-blocking: the pending delta, if any.
   [[nodiscard]] std::optional<RequestOutput> try_next();
+  // Every choice's final delta was pushed (or the stream failed): nothing more will come.
+  [[nodiscard]] bool closed();
 
  private:
   std::optional<RequestOutput> take_locked();

@@ -19,6 +19,7 @@ void RequestOutput::merge(RequestOutput&& later) {
   if (later.finish_reason) finish_reason = later.finish_reason;
   if (!later.stop_reason.empty()) stop_reason = std::move(later.stop_reason);
   if (!queue_time_s) queue_time_s = later.queue_time_s;
+  if (prompt_logprobs.empty()) prompt_logprobs = std::move(later.prompt_logprobs);
 }
 
 }  // namespace pagoda

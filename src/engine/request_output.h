@@ -27,6 +27,9 @@ struct RequestOutput {
   // Seconds from add_request to the request's first scheduling, on the delta that carries
   // its first tokens (and so on the merged final one); unset before that.
   std::optional<double> queue_time_s;
+  // With prompt_logprobs: one per prompt token from the second on (the first has no prefix
+  // to be scored by: vLLM's None), on the delta that carries the first tokens of choice 0.
+  std::vector<TokenLogprobs> prompt_logprobs;
 
   // Appends a later delta of the same request.
   void merge(RequestOutput&& later);

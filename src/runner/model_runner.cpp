@@ -63,6 +63,16 @@ RunnerOutput ModelRunner::execute(const SchedulerOutput& out, const RunnerSetupF
   std::vector<State*> samplers;  // states that sample, in logit-row order
   std::vector<const RequestId*> sampler_ids;
   std::vector<int> sample_chunks;
+  // Requests with prompt_logprobs also want the logits of the positions that score their
+  // prompt tokens; those rows follow the sampling rows in the logits.
+  struct PromptRows {
+    const RequestId* id;
+    State* state;
+    PositionRange positions;
+    int32_t first_row;  // in the flattened batch
+  };
+  std::vector<PromptRows> prompt_rows;
+  int32_t batch_row = 0;
   for (const auto& [id, n] : rows) {
     const auto it = states_.find(*id);
     if (it == states_.end()) fail("runner: scheduled request ", *id, " is unknown");
@@ -71,6 +81,11 @@ RunnerOutput ModelRunner::execute(const SchedulerOutput& out, const RunnerSetupF
     if (n <= 0 || end > static_cast<int>(st.token_ids.size())) {
       fail("runner: request ", *id, " scheduled past its tokens");
     }
+    if (st.params.prompt_logprobs) {
+      const PositionRange p = prompt_scoring_positions(st.num_computed_tokens, n, st.num_prompt_tokens);
+      if (p.size() > 0) prompt_rows.push_back({id, &st, p, batch_row});
+    }
+    batch_row += n;
     chunks.push_back({st.block_ids, st.num_computed_tokens, n});
     ids.insert(ids.end(), st.token_ids.begin() + st.num_computed_tokens, st.token_ids.begin() + end);
     // A prefill chunk that stops short of the last token has nothing to sample.
@@ -83,15 +98,27 @@ RunnerOutput ModelRunner::execute(const SchedulerOutput& out, const RunnerSetupF
   PagedBatch batch(chunks, cache_.block_size());
   std::vector<int32_t> logit_rows;
   for (const int c : sample_chunks) logit_rows.push_back(batch.last_token_rows()[static_cast<size_t>(c)]);
+  for (const PromptRows& p : prompt_rows) {
+    for (int j = 0; j < p.positions.size(); ++j) logit_rows.push_back(p.first_row + j);
+  }
   Tensor logits = model_.forward({ids, batch.positions(), batch.metadata(), logit_rows}, cache_);
   for (size_t i = 0; i < chunks.size(); ++i) {
     states_.find(*rows[i].first)->second.num_computed_tokens += chunks[i].num_new;
   }
-  if (samplers.empty()) return result;
+  if (logit_rows.empty()) return result;
 
   const size_t vocab = static_cast<size_t>(model_.spec().vocab_size);
-  logits_host_.resize(samplers.size() * vocab);
+  logits_host_.resize(logit_rows.size() * vocab);
   backend_.download(logits, logits_host_.data());
+  size_t prompt_row = samplers.size();
+  for (const PromptRows& p : prompt_rows) {
+    const size_t num = static_cast<size_t>(p.positions.size());
+    const std::span<const float> block(logits_host_.data() + prompt_row * vocab, num * vocab);
+    const std::span<const int32_t> prompt(p.state->token_ids.data(), static_cast<size_t>(p.state->num_prompt_tokens));
+    result.prompt_logprobs[*p.id] = score_prompt_tokens(block, vocab, prompt, p.positions.begin + 1,
+                                                        *p.state->params.prompt_logprobs, prompt_scratch_, prompt_order_);
+    prompt_row += num;
+  }
   for (size_t i = 0; i < samplers.size(); ++i) {
     State& st = *samplers[i];
     const std::span<const int32_t> all(st.token_ids);

@@ -9,6 +9,7 @@
 
 #include "model/kv_cache.h"
 #include "model/model.h"
+#include "runner/prompt_logprobs.h"
 #include "sample/sampler.h"
 #include "sched/scheduler_output.h"
 
@@ -26,6 +27,9 @@ using RunnerSetupFn = std::function<RunnerRequestSetup(const RequestId&)>;
 struct RunnerOutput {
   SampledTokens sampled;
   std::unordered_map<RequestId, std::vector<TokenLogprobs>> logprobs;  // when asked
+  // For requests with prompt_logprobs: the prompt tokens this step's chunk scored. A
+  // request resumed after preemption scores its prompt again; readers keep the first.
+  std::unordered_map<RequestId, PromptLogprobsChunk> prompt_logprobs;
 };
 
 class ModelRunner {
@@ -58,6 +62,8 @@ class ModelRunner {
   std::unordered_map<RequestId, State> states_;
   Sampler sampler_;
   std::vector<float> logits_host_;
+  std::vector<float> prompt_scratch_;
+  std::vector<uint32_t> prompt_order_;
 };
 
 }  // namespace pagoda

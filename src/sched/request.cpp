@@ -12,6 +12,7 @@ Request::Request(RequestParams params, uint64_t arrival_seq)
       stop_token_ids_(std::move(params.stop_token_ids)),
       priority_(params.priority),
       arrival_seq_(arrival_seq),
+      read_prefix_cache_(params.read_prefix_cache),
       extra_{std::move(params.cache_salt), 0} {}
 
 std::span<const TokenId> Request::prompt_token_ids() const {

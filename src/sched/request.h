@@ -23,6 +23,9 @@ struct RequestParams {
   std::vector<TokenId> stop_token_ids;  // e.g. the model's EOS ids; the stop token is kept
   int priority = 0;                     // priority policy: smaller runs first
   std::string cache_salt;               // prefix-cache sharing only within equal salts
+  // False when every prompt token must be computed, e.g. for prompt logprobs (which need
+  // the logits of every prompt position); its blocks are still cached for others.
+  bool read_prefix_cache = true;
 };
 
 class Request {
@@ -41,6 +44,7 @@ class Request {
   [[nodiscard]] int num_prompt_tokens() const { return num_prompt_tokens_; }
   [[nodiscard]] int num_output_tokens() const { return num_tokens() - num_prompt_tokens_; }
   [[nodiscard]] bool is_stop_token(TokenId t) const;
+  [[nodiscard]] bool reads_prefix_cache() const { return read_prefix_cache_; }
 
   void append_output_token(TokenId t) { all_tokens_.push_back(t); }
 
@@ -61,6 +65,7 @@ class Request {
   std::vector<TokenId> stop_token_ids_;
   int priority_;
   uint64_t arrival_seq_;
+  bool read_prefix_cache_;
   ExtraKeys extra_;
 };
 

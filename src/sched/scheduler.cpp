@@ -135,7 +135,8 @@ void Scheduler::schedule_waiting(StepState& step) {
          static_cast<int>(running_.size()) < config_.max_num_seqs) {
     Request* r = waiting_->front();
     PAGODA_CHECK(r->num_computed_tokens == 0);
-    const ComputedBlocks hit = kv_.get_computed_blocks(r->kv_view());
+    const ComputedBlocks hit =
+        r->reads_prefix_cache() ? kv_.get_computed_blocks(r->kv_view()) : ComputedBlocks{};
     const int num_new =
         clamp_new_tokens(r->num_tokens() - hit.num_computed_tokens, step.token_budget);
     const auto blocks =

@@ -74,6 +74,27 @@ OJson CompletionLogprobs::append(std::span<const TokenLogprobs> logprobs, int nu
                {"top_logprobs", std::move(top_logprobs)}};
 }
 
+OJson CompletionLogprobs::append_prompt(std::span<const int32_t> prompt_ids,
+                                        std::span<const TokenLogprobs> prompt_logprobs, int num_top,
+                                        const Tokenizer& tokenizer) {
+  OJson lists{{"text_offset", OJson::array()},
+              {"token_logprobs", OJson::array()},
+              {"tokens", OJson::array()},
+              {"top_logprobs", OJson::array()}};
+  if (prompt_ids.empty()) return lists;
+  const std::string first = token_text(tokenizer, prompt_ids[0]);
+  lists["text_offset"].push_back(offset_);
+  lists["token_logprobs"].push_back(nullptr);
+  lists["tokens"].push_back(first);
+  lists["top_logprobs"].push_back(nullptr);
+  offset_ += utf8_code_points(first);
+  const OJson rest = append(prompt_logprobs, num_top, tokenizer);
+  for (auto it = rest.begin(); it != rest.end(); ++it) {
+    for (const OJson& item : it.value()) lists[it.key()].push_back(item);
+  }
+  return lists;
+}
+
 OJson chat_logprobs_content(std::span<const TokenLogprobs> logprobs, int num_top, const Tokenizer& tokenizer) {
   OJson content = OJson::array();
   for (const TokenLogprobs& lp : logprobs) {

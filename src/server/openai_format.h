@@ -34,6 +34,10 @@ class CompletionLogprobs {
   // The lists for these tokens; num_top as the request's logprobs (the sampled token
   // comes first in each top_logprobs dict, as in vLLM, then the top num_top).
   [[nodiscard]] OJson append(std::span<const TokenLogprobs> logprobs, int num_top, const Tokenizer& tokenizer);
+  // The echoed prompt's lists (echo with logprobs, as vLLM): prompt token 0 has no logprob
+  // (null entries), the others come from the engine's prompt_logprobs.
+  [[nodiscard]] OJson append_prompt(std::span<const int32_t> prompt_ids, std::span<const TokenLogprobs> prompt_logprobs,
+                                    int num_top, const Tokenizer& tokenizer);
 
  private:
   size_t offset_;

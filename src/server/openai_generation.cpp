@@ -117,15 +117,26 @@ void Generation::on_delta(Sub& sub, RequestOutput delta) {
     choice.stop_reason = delta.stop_reason;
     --sub.num_open;
   }
+  if (!delta.prompt_logprobs.empty()) sub.prompt_logprobs = delta.prompt_logprobs;  // choice 0 brings them
+  std::optional<OJson> echo_logprobs;
   if (first && plan_.kind == ApiKind::Completion) {
-    const std::string& echo = plan_.prompts[sub.first_choice / static_cast<size_t>(plan_.params.n)].echo_text;
-    choice.completion_logprobs = CompletionLogprobs(utf8_code_points(echo));
+    const GenerationPlan::Prompt& prompt = plan_.prompts[sub.first_choice / static_cast<size_t>(plan_.params.n)];
+    const std::string& echo = prompt.echo_text;
+    if (!echo.empty() && plan_.logprobs && plan_.params.prompt_logprobs) {
+      // vLLM's echo with logprobs: the prompt's tokens and logprobs come first.
+      choice.completion_logprobs = CompletionLogprobs(0);
+      echo_logprobs = choice.completion_logprobs.append_prompt(prompt.ids, sub.prompt_logprobs, *plan_.logprobs,
+                                                               engine_.tokenizer());
+    } else {
+      choice.completion_logprobs = CompletionLogprobs(utf8_code_points(echo));
+    }
     delta.text = echo + delta.text;
   }
   if (plan_.stream) {
-    write_chunk_for(choice, delta, first);
+    write_chunk_for(choice, delta, first, echo_logprobs);
   } else {
     choice.text += delta.text;
+    if (echo_logprobs) choice.logprobs.push_back(std::move(*echo_logprobs));
     if (plan_.logprobs) choice.logprobs.push_back(OJson::array());  // filled below
     if (plan_.logprobs) {
       choice.logprobs.back() = plan_.kind == ApiKind::Chat
@@ -141,7 +152,8 @@ void Generation::on_delta(Sub& sub, RequestOutput delta) {
   }
 }
 
-void Generation::write_chunk_for(Choice& choice, const RequestOutput& delta, bool first) {
+void Generation::write_chunk_for(Choice& choice, const RequestOutput& delta, bool first,
+                                 std::optional<OJson> echo_logprobs) {
   if (delta.text.empty() && delta.token_ids.empty() && !delta.finished && !first) return;
   if (delta.text.empty() && delta.token_ids.empty() && !delta.finished) return;
   const size_t index = static_cast<size_t>(&choice - choices_.data());
@@ -150,6 +162,12 @@ void Generation::write_chunk_for(Choice& choice, const RequestOutput& delta, boo
     logprobs = plan_.kind == ApiKind::Chat
                    ? OJson{{"content", chat_logprobs_content(delta.logprobs, *plan_.logprobs, engine_.tokenizer())}}
                    : choice.completion_logprobs.append(delta.logprobs, *plan_.logprobs, engine_.tokenizer());
+  }
+  if (echo_logprobs) {  // the echoed prompt's entries go before the first tokens'
+    for (auto it = logprobs.begin(); it != logprobs.end(); ++it) {
+      for (OJson& item : it.value()) (*echo_logprobs)[it.key()].push_back(std::move(item));
+    }
+    logprobs = std::move(*echo_logprobs);
   }
   OJson entry = OJson::object();
   entry["index"] = index;

@@ -74,6 +74,7 @@ class Generation : public std::enable_shared_from_this<Generation> {
     bool dequeued = false;
     RequestTimes times;
     std::optional<std::chrono::steady_clock::time_point> last_token;
+    std::vector<TokenLogprobs> prompt_logprobs;  // echo with logprobs: for every choice
   };
   Generation(LLMEngine& engine, std::shared_ptr<http::HttpExchange> exchange, GenerationPlan plan,
              GenerationHooks hooks);
@@ -82,7 +83,7 @@ class Generation : public std::enable_shared_from_this<Generation> {
  private:
   void drain(size_t sub_index);
   void on_delta(Sub& sub, RequestOutput delta);
-  void write_chunk_for(Choice& choice, const RequestOutput& delta, bool first);
+  void write_chunk_for(Choice& choice, const RequestOutput& delta, bool first, std::optional<OJson> echo_logprobs);
   void finish();
   void fail(const std::string& message);
   void abort_all();

@@ -221,3 +221,27 @@ def test_chat_logprobs(pagoda_server, client):
         lps = [t.logprob for t in c.top_logprobs]
         assert lps == sorted(lps, reverse=True) and c.logprob == pytest.approx(lps[0], abs=1e-6)
         assert c.top_logprobs[0].token == c.token
+
+
+def test_echo_with_logprobs_scores_the_prompt(pagoda_server, client, hf_tokenizer):
+    ids = tokenize(pagoda_server, prompt=PROMPT)["tokens"]
+    args = dict(model=pagoda_server.model, max_tokens=2, temperature=0, logprobs=3)
+    r = client.completions.create(prompt=PROMPT, echo=True, **args)
+    lp = r.choices[0].logprobs
+    assert len(lp.tokens) == len(ids) + 2
+    # vLLM: the echoed prompt's tokens come first, the first without a logprob.
+    assert lp.tokens[:len(ids)] == [hf_tokenizer.decode([i], skip_special_tokens=False) for i in ids]
+    assert lp.token_logprobs[0] is None and lp.top_logprobs[0] is None
+    assert all(v <= 0 for v in lp.token_logprobs[1:])
+    assert lp.text_offset == sorted(lp.text_offset) and lp.text_offset[0] == 0
+    # Scoring prompt token k in the prefill equals the logprob the sampler reports for the
+    # same token after the prefix ids[:k] (both from the raw logits).
+    for k in range(1, len(ids)):
+        prefix = client.completions.create(prompt=ids[:k], max_tokens=1, temperature=0, logprobs=20,
+                                           model=pagoda_server.model)
+        top = prefix.choices[0].logprobs.top_logprobs[0]
+        if lp.tokens[k] in top:
+            assert top[lp.tokens[k]] == pytest.approx(lp.token_logprobs[k], abs=1e-3), k
+    stream = list(client.completions.create(prompt=PROMPT, echo=True, stream=True, **args))
+    streamed = [t for c in stream if c.choices and c.choices[0].logprobs for t in c.choices[0].logprobs.tokens]
+    assert streamed == lp.tokens

@@ -27,12 +27,12 @@ std::string IncrementalDetokenizer::decode_from(size_t begin) const {
 }
 
 size_t IncrementalDetokenizer::settled_length(const std::string& text) const {
-  // A trailing U+FFFD may be the start of a character whose other bytes are still to come
-  // (a real one goes out with the next character, or at flush). Maximal-subpart
-  // replacement turns an unfinished sequence into exactly one U+FFFD and never changes
-  // what lies before it, so only the last one waits.
+  // A trailing U+FFFD may be the start of a character whose other bytes are still to come,
+  // and decoders differ in how many U+FFFD an unfinished sequence shows as (one per
+  // maximal subpart; Hugging Face's ByteFallback gives one per byte token): the whole run
+  // waits, as in vLLM. A real one goes out with the next character, or at flush.
   std::string_view settled = text;
-  if (ends_with(settled, kReplacement)) settled.remove_suffix(kReplacement.size());
+  while (ends_with(settled, kReplacement)) settled.remove_suffix(kReplacement.size());
   const size_t unsettled = std::min(tokenizer_.num_unsettled_tail_bytes(text), text.size());
   return std::min(settled.size(), text.size() - unsettled);
 }

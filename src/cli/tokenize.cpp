@@ -1,7 +1,9 @@
 // pagoda tokenize / detokenize: text <-> token ids with a model's tokenizer, one JSON
 // line per input, so that tests can batch thousands of strings through one process.
 //   pagoda tokenize MODEL_OR_TOKENIZER [--text T] [--jsonl] [--special] [--no-add-special]
-//   pagoda detokenize MODEL_OR_TOKENIZER [--keep-special]
+//   pagoda detokenize MODEL_OR_TOKENIZER [--keep-special] [--incremental]
+// --incremental streams each line's ids one at a time through the IncrementalDetokenizer
+// and prints the deltas (one per id, then the flushed rest) as a JSON array.
 // MODEL_OR_TOKENIZER: a .gguf file, a Hugging Face directory or a tokenizer.json.
 #include <cstdio>
 #include <filesystem>
@@ -14,6 +16,7 @@
 #include "cli/commands.h"
 #include "core/error.h"
 #include "io/hf_tokenizer.h"
+#include "io/incremental_detokenizer.h"
 #include "io/tokenizer.h"
 #include "loader/gguf.h"
 
@@ -33,6 +36,15 @@ std::unique_ptr<Tokenizer> open_tokenizer(const std::string& path) {
 
 std::string ids_json(const std::vector<int32_t>& ids) {
   return nlohmann::json(ids).dump();
+}
+
+nlohmann::json incremental_deltas(const Tokenizer& tokenizer, const std::vector<int32_t>& ids,
+                                  bool skip_special) {
+  IncrementalDetokenizer detokenizer(tokenizer, {skip_special, true});
+  nlohmann::json deltas = nlohmann::json::array();
+  for (const int32_t id : ids) deltas.push_back(detokenizer.add({&id, 1}));
+  deltas.push_back(detokenizer.flush());
+  return deltas;
 }
 
 }  // namespace
@@ -69,15 +81,18 @@ int cmd_tokenize(int argc, char** argv) {
 }
 
 int cmd_detokenize(int argc, char** argv) {
-  const Args args(argc, argv, {}, {"keep-special"});
+  const Args args(argc, argv, {}, {"keep-special", "incremental"});
   if (args.positional().size() != 1) {
-    std::fputs("usage: pagoda detokenize MODEL_OR_TOKENIZER [--keep-special]\n  one JSON array "
-               "of ids per stdin line; prints one JSON string per line\n",
+    std::fputs("usage: pagoda detokenize MODEL_OR_TOKENIZER [--keep-special] [--incremental]\n"
+               "  one JSON array of ids per stdin line; prints one JSON string per line\n"
+               "  (--incremental: a JSON array of the streamed deltas, one per id, then the "
+               "flushed rest)\n",
                stderr);
     return 2;
   }
   const auto tokenizer = open_tokenizer(args.positional()[0]);
   const bool skip_special = !args.has("keep-special");
+  const bool incremental = args.has("incremental");
   std::string line;
   for (size_t number = 1; std::getline(std::cin, line); ++number) {
     const auto j = nlohmann::json::parse(line, nullptr, false);
@@ -90,8 +105,9 @@ int cmd_detokenize(int argc, char** argv) {
       }
       ids.push_back(static_cast<int32_t>(id.get<int64_t>()));
     }
-    std::cout << nlohmann::json(tokenizer->decode(ids, skip_special))
-                     .dump(-1, ' ', false, nlohmann::json::error_handler_t::replace)
+    const nlohmann::json out = incremental ? incremental_deltas(*tokenizer, ids, skip_special)
+                                           : nlohmann::json(tokenizer->decode(ids, skip_special));
+    std::cout << out.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace)
               << '\n';
   }
   return 0;

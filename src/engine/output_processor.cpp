@@ -8,13 +8,6 @@ namespace pagoda {
 
 namespace {
 
-constexpr std::string_view kReplacement = "\xEF\xBF\xBD";  // U+FFFD
-
-bool ends_with_replacement(const std::string& s) {
-  return s.size() >= kReplacement.size() &&
-         s.compare(s.size() - kReplacement.size(), kReplacement.size(), kReplacement) == 0;
-}
-
 FinishReason reason_of(RequestStatus s) {
   switch (s) {
     case RequestStatus::FinishedStopped: return FinishReason::Stop;
@@ -27,10 +20,9 @@ FinishReason reason_of(RequestStatus s) {
 
 void OutputProcessor::add_request(const RequestId& id, const SamplingParams& params, Clock::time_point arrival) {
   if (states_.count(id)) fail("request ", id, ": id already in use");
-  State st;
-  st.params = params;
-  st.arrival = arrival;
-  states_.emplace(id, std::move(st));
+  const DetokenizeOptions options{params.skip_special_tokens, params.spaces_between_special_tokens};
+  states_.emplace(id, State{params, IncrementalDetokenizer(tokenizer_, options), {}, 0, 0, nullptr, arrival,
+                            std::nullopt, false, {}});
 }
 
 void OutputProcessor::mark_scheduled(const RequestId& id, Clock::time_point now) {
@@ -51,13 +43,9 @@ void OutputProcessor::add_prompt_logprobs(const RequestId& id, const PromptLogpr
   }
 }
 
-bool OutputProcessor::feed(State& st, const std::string& text, RequestOutput& out) {
-  // Decoding more tokens only completes the trailing bytes, so the stable text grows by
-  // appending; anything else (a tokenizer that rewrites earlier text) appends what is new.
-  const std::string delta = text.size() > st.fed.size() ? text.substr(st.fed.size()) : std::string();
+bool OutputProcessor::feed(State& st, std::string_view delta, RequestOutput& out) {
   // vLLM checks stop strings only after min_tokens outputs; before, text goes out as is.
-  if (!st.checker && !st.params.stop.empty() &&
-      static_cast<int64_t>(st.output_ids.size()) > st.params.min_tokens) {
+  if (!st.checker && !st.params.stop.empty() && st.detokenizer.num_ids() > st.params.min_tokens) {
     st.checker = std::make_unique<StopChecker>(st.params.stop, st.params.include_stop_str_in_output);
     st.checker_base = st.fed.size();
   }
@@ -89,14 +77,10 @@ RequestOutput OutputProcessor::process(const RequestId& id, std::span<const int3
   out.id = id;
   out.token_ids.assign(tokens.begin(), tokens.end());
   out.logprobs.assign(logprobs.begin(), logprobs.end());
-  st.output_ids.insert(st.output_ids.end(), tokens.begin(), tokens.end());
-
-  std::string text = tokenizer_.decode(st.output_ids, st.params.skip_special_tokens);
+  std::string delta = st.detokenizer.add(tokens);
   const bool final = finished_status.has_value();
-  if (!final) {
-    while (ends_with_replacement(text)) text.resize(text.size() - kReplacement.size());
-  }
-  const bool stopped = feed(st, text, out);
+  if (final) delta += st.detokenizer.flush();  // an incomplete character ends as U+FFFD
+  const bool stopped = feed(st, delta, out);
   if (stopped) {
     out.finished = true;
     out.finish_reason = FinishReason::Stop;

@@ -1,7 +1,8 @@
 // Turns sampled token ids into streamed text per request: incremental detokenization
-// (a trailing incomplete UTF-8 sequence is held back), stop strings (no text past a stop
-// goes out), and finish reasons. Stop *tokens* and max_tokens are the scheduler's. It also
-// puts the queue time and the prompt logprobs on a request's first delta.
+// (io/incremental_detokenizer.h: text goes out once no later token can change it), stop
+// strings (no text past a stop goes out), and finish reasons. Stop *tokens* and max_tokens
+// are the scheduler's. It also puts the queue time and the prompt logprobs on a request's
+// first delta.
 #pragma once
 
 #include <chrono>
@@ -13,6 +14,7 @@
 #include <vector>
 
 #include "engine/request_output.h"
+#include "io/incremental_detokenizer.h"
 #include "io/tokenizer.h"
 #include "runner/prompt_logprobs.h"
 #include "sample/sampling_params.h"
@@ -50,7 +52,7 @@ class OutputProcessor {
  private:
   struct State {
     SamplingParams params;
-    std::vector<int32_t> output_ids;
+    IncrementalDetokenizer detokenizer;
     std::string fed;   // stable text handed to the stop checker (or emitted before min_tokens)
     size_t emitted = 0;  // bytes of `fed` emitted
     size_t checker_base = 0;  // where the stop checker's text starts within `fed`
@@ -60,8 +62,8 @@ class OutputProcessor {
     bool first_delta_sent = false;        // queue time and prompt logprobs go on it
     std::vector<TokenLogprobs> prompt_logprobs;  // for prompt tokens 1, 2, ...
   };
-  // Feeds text beyond state.fed; returns true when a stop string fired.
-  bool feed(State& st, const std::string& text, RequestOutput& out);
+  // Feeds newly certain text; returns true when a stop string fired.
+  bool feed(State& st, std::string_view delta, RequestOutput& out);
 
   const Tokenizer& tokenizer_;
   std::unordered_map<RequestId, State> states_;

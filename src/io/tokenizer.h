@@ -27,6 +27,14 @@ class Tokenizer {
   [[nodiscard]] virtual std::string decode(std::span<const int32_t> ids,
                                            bool skip_special_tokens = true) const = 0;
 
+  // How many bytes at the end of a decode() result more ids could still rewrite, apart
+  // from a trailing incomplete UTF-8 sequence (shown as U+FFFD, which the incremental
+  // detokenizer holds back anyway). Decoders that only append answer 0; llama.cpp's space
+  // clean-up drops a space before a '?' that has not arrived yet.
+  [[nodiscard]] virtual size_t num_unsettled_tail_bytes(std::string_view /*text*/) const {
+    return 0;
+  }
+
   [[nodiscard]] virtual int vocab_size() const = 0;
   [[nodiscard]] virtual int32_t bos_id() const = 0;  // -1 if none
   [[nodiscard]] virtual int32_t eos_id() const = 0;  // -1 if none

@@ -252,6 +252,22 @@ class VocabTokenizer final : public Tokenizer {
     return utf8_replace_invalid_subparts(bytes);
   }
 
+  size_t num_unsettled_tail_bytes(std::string_view text) const override {
+    if (!clean_spaces_) return 0;
+    // clean_spaces drops a space before ?!., (known once the next character is), a space
+    // on either side of a quote in " ' ", and a space before 's 'm 're 've (known two
+    // characters past the quote). So a trailing space, and a quote among the last three
+    // bytes with the space before it, may still change; everything before them is final.
+    size_t from = text.size();
+    if (!text.empty() && text.back() == ' ') from = text.size() - 1;
+    const size_t window = text.size() > 3 ? text.size() - 3 : 0;
+    const size_t quote = text.find('\'', window);
+    if (quote != std::string_view::npos) {
+      from = std::min(from, quote > 0 && text[quote - 1] == ' ' ? quote - 1 : quote);
+    }
+    return text.size() - from;
+  }
+
   int vocab_size() const override { return static_cast<int>(pieces_.size()); }
   int32_t bos_id() const override { return bos_; }
   int32_t eos_id() const override { return eos_; }

@@ -7,10 +7,8 @@
 #include <array>
 #include <cstdio>
 
-#include <unicode/normalizer2.h>
-#include <unicode/unistr.h>
-
 #include "core/error.h"
+#include "io/hf_pipeline.h"
 #include "io/merge_table.h"
 #include "io/utf8.h"
 #include "io/vocab_tables.h"
@@ -18,31 +16,6 @@
 namespace pagoda {
 
 namespace {
-
-std::string nfc(const std::string& text) {
-  UErrorCode status = U_ZERO_ERROR;
-  const icu::Normalizer2* n = icu::Normalizer2::getNFCInstance(status);
-  if (U_FAILURE(status)) fail("tokenizer: ICU has no NFC normalizer: ", u_errorName(status));
-  const icu::UnicodeString u = icu::UnicodeString::fromUTF8(text);
-  if (n->isNormalized(u, status) && U_SUCCESS(status)) return text;
-  status = U_ZERO_ERROR;
-  const icu::UnicodeString normalized = n->normalize(u, status);
-  if (U_FAILURE(status)) fail("tokenizer: NFC normalization failed: ", u_errorName(status));
-  std::string out;
-  normalized.toUTF8String(out);
-  return out;
-}
-
-std::string replace_all(const std::string& text, const std::string& from, const std::string& to) {
-  if (from.empty()) return text;
-  std::string out;
-  out.reserve(text.size());
-  size_t pos = 0;
-  for (size_t hit; (hit = text.find(from, pos)) != std::string::npos; pos = hit + from.size()) {
-    out.append(text, pos, hit - pos).append(to);
-  }
-  return out.append(text, pos, std::string::npos);
-}
 
 class HfBpe final : public ModelEncoder {
  public:
@@ -75,25 +48,7 @@ class HfBpe final : public ModelEncoder {
 
   void encode(std::string_view raw, bool /*after_special*/,
               std::vector<int32_t>& out) const override {
-    std::string text = utf8_is_valid(raw) ? std::string(raw) : utf8_replace_invalid_bytes(raw);
-    for (const HfNormalizer& n : pipeline_.normalizers) {
-      switch (n.kind) {
-        case HfNormalizer::Kind::Nfc:
-          text = nfc(text);
-          break;
-        case HfNormalizer::Kind::Prepend:
-          if (!text.empty()) text.insert(0, n.content);
-          break;
-        case HfNormalizer::Kind::PrependIfAbsent:
-          if (!text.empty() && text.compare(0, n.content.size(), n.content) != 0) {
-            text.insert(0, n.content);
-          }
-          break;
-        case HfNormalizer::Kind::Replace:
-          text = replace_all(text, n.pattern, n.content);
-          break;
-      }
-    }
+    const std::string text = hf_normalize(raw, pipeline_.normalizers);
     std::vector<std::pair<uint32_t, uint32_t>> pieces;
     splitter_.split(text, pieces);
     std::string mapped;

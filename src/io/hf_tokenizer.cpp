@@ -112,6 +112,33 @@ void add_normalizer(const Json& n, HfPipeline& hf) {
     for (const Json& step : list) add_normalizer(step, hf);
   } else if (type == "NFC") {
     hf.normalizers.push_back({HfNormalizer::Kind::Nfc, "", ""});
+  } else if (type == "NFD") {
+    hf.normalizers.push_back({HfNormalizer::Kind::Nfd, "", ""});
+  } else if (type == "NFKC") {
+    hf.normalizers.push_back({HfNormalizer::Kind::Nfkc, "", ""});
+  } else if (type == "NFKD") {
+    hf.normalizers.push_back({HfNormalizer::Kind::Nfkd, "", ""});
+  } else if (type == "Lowercase") {
+    hf.normalizers.push_back({HfNormalizer::Kind::Lowercase, "", ""});
+  } else if (type == "StripAccents") {
+    hf.normalizers.push_back({HfNormalizer::Kind::StripAccents, "", ""});
+  } else if (type == "BertNormalizer") {
+    const bool lowercase = flag(n, "lowercase", true);
+    if (flag(n, "clean_text", true)) hf.normalizers.push_back({HfNormalizer::Kind::BertCleanText, "", ""});
+    if (flag(n, "handle_chinese_chars", true)) {
+      hf.normalizers.push_back({HfNormalizer::Kind::BertChineseChars, "", ""});
+    }
+    // strip_accents null follows lowercase, as in the library.
+    if (flag(n, "strip_accents", lowercase)) {
+      hf.normalizers.push_back({HfNormalizer::Kind::Nfd, "", ""});
+      hf.normalizers.push_back({HfNormalizer::Kind::StripAccents, "", ""});
+    }
+    if (lowercase) hf.normalizers.push_back({HfNormalizer::Kind::Lowercase, "", ""});
+  } else if (type == "Precompiled") {
+    // SentencePiece's compiled normalization rules (a double-array trie of replacements);
+    // NFKC is close but not the same, so we refuse rather than approximate.
+    fail("tokenizer.json: normalizer 'Precompiled' (a SentencePiece precompiled_charsmap) "
+         "is not supported");
   } else if (type == "Prepend") {
     const Json& p = member(n, "prepend", "Prepend normalizer");
     if (!p.is_string()) fail("tokenizer.json: Prepend normalizer's 'prepend' is not a string");
@@ -137,6 +164,13 @@ SplitBehavior split_behavior(const std::string& b) {
   fail("tokenizer.json: Split behavior '", b, "' is not supported");
 }
 
+// Rust's char::is_whitespace (Unicode White_Space), as a PCRE2 class.
+constexpr std::string_view kWhiteSpace =
+    R"([\t-\r \x{85}\x{A0}\x{1680}\x{2000}-\x{200A}\x{2028}\x{2029}\x{202F}\x{205F}\x{3000}])";
+// The library's punctuation test: ASCII punctuation (which includes symbols like $ + <)
+// or a Unicode P* character.
+constexpr const char* kBertPunctuation = R"([\p{P}\x{21}-\x{2F}\x{3A}-\x{40}\x{5B}-\x{60}\x{7B}-\x{7E}])";
+
 // GPT-2's regex, which the ByteLevel pre-tokenizer applies when use_regex is true.
 constexpr const char* kGpt2Regex =
     R"('s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+)";
@@ -158,6 +192,17 @@ void add_pre_tokenizer(const Json& p, HfPipeline& hf) {
     if (hf.byte_level) fail("tokenizer.json: a Split after the ByteLevel pre_tokenizer is not supported");
     hf.splits.push_back({is_regex ? translate_regex(pattern) : escape_literal(pattern),
                          split_behavior(behavior.get<std::string>())});
+  } else if (type == "BertPreTokenizer") {
+    // Whitespace removed, then each punctuation character (Unicode P* or ASCII) alone.
+    hf.splits.push_back({std::string(kWhiteSpace) + "+", SplitBehavior::Removed});
+    hf.splits.push_back({kBertPunctuation, SplitBehavior::Isolated});
+  } else if (type == "WhitespaceSplit") {
+    hf.splits.push_back({std::string(kWhiteSpace) + "+", SplitBehavior::Removed});
+  } else if (type == "Punctuation") {
+    const std::string behavior = p.contains("behavior") && p.at("behavior").is_string()
+                                     ? p.at("behavior").get<std::string>()
+                                     : "Isolated";
+    hf.splits.push_back({kBertPunctuation, split_behavior(behavior)});
   } else if (type == "Digits") {
     hf.splits.push_back({flag(p, "individual_digits", false) ? R"(\p{N})" : R"(\p{N}+)",
                          SplitBehavior::Isolated});
@@ -170,6 +215,10 @@ void add_pre_tokenizer(const Json& p, HfPipeline& hf) {
     }
     hf.byte_level = true;
   } else if (type == "Metaspace") {
+    // Applied to the whole fragment below, which is only right before any split.
+    if (!hf.splits.empty()) {
+      fail("tokenizer.json: a Metaspace pre_tokenizer after another pre_tokenizer is not supported");
+    }
     std::string replacement(kMetaspace);
     if (p.contains("replacement") && p.at("replacement").is_string()) {
       replacement = p.at("replacement").get<std::string>();
@@ -193,7 +242,10 @@ void add_pre_tokenizer(const Json& p, HfPipeline& hf) {
 }
 
 void add_decoder(const Json& d, HfPipeline& hf) {
-  if (d.is_null()) return;
+  if (d.is_null()) {
+    hf.decode_none = true;  // the library joins the tokens with spaces
+    return;
+  }
   const std::string type = type_of(d, "decoder");
   if (type == "Sequence") {
     const Json& list = member(d, "decoders", "Sequence decoder");
@@ -212,7 +264,18 @@ void add_decoder(const Json& d, HfPipeline& hf) {
     hf.decode_metaspace = true;
   } else if (type == "Metaspace") {
     hf.decode_metaspace = true;
-    hf.strip_leading_spaces = 1;
+    const std::string scheme =
+        d.contains("prepend_scheme") && d.at("prepend_scheme").is_string()
+            ? d.at("prepend_scheme").get<std::string>()
+            : (flag(d, "add_prefix_space", true) ? "always" : "never");
+    hf.decode_metaspace_drop_first = scheme != "never";
+  } else if (type == "WordPiece") {
+    hf.decode_wordpiece = true;
+    hf.decode_wordpiece_cleanup = flag(d, "cleanup", true);
+    if (d.contains("prefix")) {
+      if (!d.at("prefix").is_string()) fail("tokenizer.json: WordPiece decoder's 'prefix' is not a string");
+      hf.decode_wordpiece_prefix = d.at("prefix").get<std::string>();
+    }
   } else if (type == "ByteFallback" || type == "Fuse") {
     // Byte tokens decode to their byte, and pieces are concatenated, in any case.
   } else if (type == "Strip") {
@@ -301,6 +364,57 @@ int32_t checked_id(const Json& id, const char* where) {
   return static_cast<int32_t>(id.get<uint64_t>());
 }
 
+void read_bpe_options(const Json& model, HfPipeline& hf) {
+  if (model.contains("dropout") && !model.at("dropout").is_null()) {
+    fail("tokenizer.json: BPE dropout is not supported");
+  }
+  for (const char* key : {"continuing_subword_prefix", "end_of_word_suffix"}) {
+    if (model.contains(key) && !model.at(key).is_null() && model.at(key) != "") {
+      fail("tokenizer.json: BPE ", key, " is not supported");
+    }
+  }
+  hf.byte_fallback = flag(model, "byte_fallback", false);
+  hf.fuse_unk = flag(model, "fuse_unk", false);
+  hf.ignore_merges = flag(model, "ignore_merges", false);
+}
+
+void read_bpe_merges(const Json& model, VocabData& v) {
+  static const Json kNoMerges = Json::array();
+  const Json& merges = model.contains("merges") ? model.at("merges") : kNoMerges;
+  if (!merges.is_array()) fail("tokenizer.json: model merges is not an array");
+  v.merge_pairs.reserve(merges.size());
+  for (const Json& m : merges) {
+    if (m.is_string()) {
+      const std::string& s = m.get_ref<const std::string&>();
+      const size_t space = s.find(' ');
+      if (space == std::string::npos || s.find(' ', space + 1) != std::string::npos) {
+        fail("tokenizer.json: merge '", s, "' is not two tokens separated by one space");
+      }
+      v.merge_pairs.emplace_back(s.substr(0, space), s.substr(space + 1));
+    } else if (m.is_array() && m.size() == 2 && m[0].is_string() && m[1].is_string()) {
+      v.merge_pairs.emplace_back(m[0].get<std::string>(), m[1].get<std::string>());
+    } else {
+      fail("tokenizer.json: a merge is neither \"a b\" nor [\"a\", \"b\"]");
+    }
+  }
+
+}
+
+void read_wordpiece_options(const Json& model, HfPipeline& hf) {
+  if (model.contains("continuing_subword_prefix")) {
+    const Json& p = model.at("continuing_subword_prefix");
+    if (!p.is_string()) fail("tokenizer.json: WordPiece continuing_subword_prefix is not a string");
+    hf.continuing_subword_prefix = p.get<std::string>();
+  }
+  if (model.contains("max_input_chars_per_word")) {
+    const Json& m = model.at("max_input_chars_per_word");
+    if (!m.is_number_unsigned()) {
+      fail("tokenizer.json: WordPiece max_input_chars_per_word is not a non-negative integer");
+    }
+    hf.max_input_chars_per_word = m.get<uint64_t>();
+  }
+}
+
 std::string read_file(const std::filesystem::path& path) {
   std::ifstream in(path, std::ios::binary);
   if (!in) fail("cannot open ", path.string());
@@ -324,43 +438,59 @@ std::unique_ptr<Tokenizer> parse_hf_tokenizer(const std::string& tokenizer_json,
 
   const Json& model = member(j, "model", "the file");
   const std::string model_type = model.contains("type") ? type_of(model, "model") : "BPE";
-  if (model_type != "BPE") fail("tokenizer.json: model type '", model_type, "' is not supported (BPE only)");
-  if (model.contains("dropout") && !model.at("dropout").is_null()) {
-    fail("tokenizer.json: BPE dropout is not supported");
-  }
-  for (const char* key : {"continuing_subword_prefix", "end_of_word_suffix"}) {
-    if (model.contains(key) && !model.at(key).is_null() && model.at(key) != "") {
-      fail("tokenizer.json: BPE ", key, " is not supported");
-    }
-  }
-
   VocabData v;
-  v.model = VocabModel::HfBpe;
-  v.hf.byte_fallback = flag(model, "byte_fallback", false);
-  v.hf.fuse_unk = flag(model, "fuse_unk", false);
-  v.hf.ignore_merges = flag(model, "ignore_merges", false);
+  if (model_type == "BPE") {
+    v.model = VocabModel::HfBpe;
+    read_bpe_options(model, v.hf);
+  } else if (model_type == "Unigram") {
+    v.model = VocabModel::HfUnigram;
+    v.hf.byte_fallback = flag(model, "byte_fallback", false);
+  } else if (model_type == "WordPiece") {
+    v.model = VocabModel::HfWordPiece;
+    read_wordpiece_options(model, v.hf);
+  } else {
+    fail("tokenizer.json: model type '", model_type, "' is not supported (BPE, Unigram, WordPiece)");
+  }
 
+  // The model's own pieces: an object text -> id (BPE, WordPiece), or an array of
+  // [text, log-probability] whose index is the id (Unigram).
   const Json& vocab = member(model, "vocab", "model");
-  if (!vocab.is_object()) fail("tokenizer.json: model vocab is not an object");
+  std::vector<std::pair<std::string, int32_t>> entries;
+  if (v.model == VocabModel::HfUnigram) {
+    if (!vocab.is_array()) fail("tokenizer.json: Unigram vocab is not an array");
+    entries.reserve(vocab.size());
+    v.hf.unigram_scores.reserve(vocab.size());
+    for (const Json& e : vocab) {
+      if (!e.is_array() || e.size() != 2 || !e[0].is_string() || !e[1].is_number()) {
+        fail("tokenizer.json: Unigram vocab entry ", entries.size(), " is not [text, score]");
+      }
+      entries.emplace_back(e[0].get<std::string>(), static_cast<int32_t>(entries.size()));
+      v.hf.unigram_scores.push_back(e[1].get<double>());
+    }
+  } else {
+    if (!vocab.is_object()) fail("tokenizer.json: model vocab is not an object");
+    entries.reserve(vocab.size());
+    for (const auto& [text, id] : vocab.items()) entries.emplace_back(text, checked_id(id, "vocab"));
+  }
   const Json empty_array = Json::array();
   const Json& added = j.contains("added_tokens") ? j.at("added_tokens") : empty_array;
   if (!added.is_array()) fail("tokenizer.json: added_tokens is not an array");
   size_t n = 0;
-  for (const auto& [text, id] : vocab.items()) n = std::max<size_t>(n, checked_id(id, "vocab") + size_t{1});
+  for (const auto& [text, id] : entries) n = std::max<size_t>(n, id + size_t{1});
+  v.hf.model_vocab_size = n;
   for (const Json& a : added) n = std::max<size_t>(n, checked_id(member(a, "id", "added token"), "added token") + size_t{1});
   // Ids are dense in real files; a sparse one would make us allocate for nothing.
-  if (n > 2 * (vocab.size() + added.size()) + 16) {
-    fail("tokenizer.json: token ids reach ", n, " for ", vocab.size() + added.size(), " tokens");
+  if (n > 2 * (entries.size() + added.size()) + 16) {
+    fail("tokenizer.json: token ids reach ", n, " for ", entries.size() + added.size(), " tokens");
   }
   v.tokens.assign(n, "");
   v.token_types.assign(n, static_cast<int32_t>(TokenType::Normal));
-  for (const auto& [text, id] : vocab.items()) {
-    const int32_t i = checked_id(id, "vocab");
+  for (auto& [text, i] : entries) {
     if (!v.tokens[i].empty()) fail("tokenizer.json: id ", i, " has two tokens");
-    v.tokens[i] = text;
     if (v.hf.byte_fallback && text.size() == 6 && text.compare(0, 3, "<0x") == 0 && text[5] == '>') {
       v.token_types[i] = static_cast<int32_t>(TokenType::Byte);
     }
+    v.tokens[i] = std::move(text);
   }
 
   add_normalizer(j.contains("normalizer") ? j.at("normalizer") : Json(), v.hf);
@@ -392,23 +522,7 @@ std::unique_ptr<Tokenizer> parse_hf_tokenizer(const std::string& tokenizer_json,
                                                                       : TokenType::UserDefined);
   }
 
-  const Json& merges = model.contains("merges") ? model.at("merges") : empty_array;
-  if (!merges.is_array()) fail("tokenizer.json: model merges is not an array");
-  v.merge_pairs.reserve(merges.size());
-  for (const Json& m : merges) {
-    if (m.is_string()) {
-      const std::string& s = m.get_ref<const std::string&>();
-      const size_t space = s.find(' ');
-      if (space == std::string::npos || s.find(' ', space + 1) != std::string::npos) {
-        fail("tokenizer.json: merge '", s, "' is not two tokens separated by one space");
-      }
-      v.merge_pairs.emplace_back(s.substr(0, space), s.substr(space + 1));
-    } else if (m.is_array() && m.size() == 2 && m[0].is_string() && m[1].is_string()) {
-      v.merge_pairs.emplace_back(m[0].get<std::string>(), m[1].get<std::string>());
-    } else {
-      fail("tokenizer.json: a merge is neither \"a b\" nor [\"a\", \"b\"]");
-    }
-  }
+  if (v.model == VocabModel::HfBpe) read_bpe_merges(model, v);
 
   const auto find_token = [&](const std::string& text) -> int32_t {
     if (text.empty()) return -1;
@@ -417,7 +531,22 @@ std::unique_ptr<Tokenizer> parse_hf_tokenizer(const std::string& tokenizer_json,
     }
     fail("tokenizer_config.json: token '", text, "' is not in the vocabulary");
   };
-  if (model.contains("unk_token") && model.at("unk_token").is_string()) {
+  if (v.model == VocabModel::HfUnigram) {
+    if (model.contains("unk_id") && !model.at("unk_id").is_null()) {
+      v.unk = checked_id(model.at("unk_id"), "Unigram unk");
+      if (static_cast<size_t>(v.unk) >= v.hf.model_vocab_size) {
+        fail("tokenizer.json: Unigram unk_id ", v.unk, " is outside the vocabulary");
+      }
+    }
+  } else if (v.model == VocabModel::HfWordPiece) {
+    // The library needs unk_token only once a word is unknown; so do we.
+    const std::string unk = model.contains("unk_token") && model.at("unk_token").is_string()
+                                ? model.at("unk_token").get<std::string>()
+                                : "[UNK]";
+    for (size_t i = 0; i < v.hf.model_vocab_size; ++i) {
+      if (v.tokens[i] == unk) v.unk = static_cast<int32_t>(i);
+    }
+  } else if (model.contains("unk_token") && model.at("unk_token").is_string()) {
     v.unk = find_token(model.at("unk_token").get<std::string>());
   }
 

@@ -1,6 +1,6 @@
 // Hugging Face tokenizer.json files (the `tokenizers` library's format) on the same
-// tokenizer core as GGUF vocabularies. BPE models only; a component we do not implement
-// is refused by name rather than approximated.
+// tokenizer core as GGUF vocabularies: BPE, Unigram and WordPiece models. A component we
+// do not implement is refused by name rather than approximated.
 #pragma once
 
 #include <memory>

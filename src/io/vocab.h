@@ -31,11 +31,20 @@ enum class VocabModel {
   Gpt2Bpe,        // byte-level BPE with ranked merges (tokenizer.ggml.model "gpt2")
   SentencePiece,  // SentencePiece BPE: merge by score, byte fallback ("llama")
   HfBpe,          // Hugging Face tokenizer.json BPE: normalizers, split steps, ranked merges
+  HfUnigram,      // tokenizer.json Unigram: Viterbi over the pieces' log-probabilities
+  HfWordPiece,    // tokenizer.json WordPiece: greedy longest match, "##" continuations
 };
 
-// The parts of a tokenizer.json pipeline around a BPE model (VocabModel::HfBpe).
+// The parts of a tokenizer.json pipeline around its model (VocabModel::Hf*).
 struct HfNormalizer {
-  enum class Kind { Nfc, Prepend, PrependIfAbsent, Replace };
+  enum class Kind {
+    Nfc, Nfd, Nfkc, Nfkd,  // Unicode normalization forms
+    Prepend, PrependIfAbsent, Replace,
+    Lowercase,             // per character, full Unicode mapping
+    StripAccents,          // drops nonspacing marks (Mn); BertNormalizer runs Nfd first
+    BertCleanText,         // drops NUL, U+FFFD and control characters, whitespace -> ' '
+    BertChineseChars,      // spaces around CJK ideographs
+  };
   Kind kind = Kind::Nfc;
   std::string pattern;  // Replace: the literal text replaced
   std::string content;  // Prepend / Replace: the text inserted
@@ -48,9 +57,22 @@ struct HfPipeline {
   bool byte_fallback = false;             // a character not in the vocabulary -> <0xXX> tokens
   bool fuse_unk = false;                  // consecutive unknown characters -> one <unk>
   bool ignore_merges = false;             // a piece that is a whole token is not merged
+  // Ids below this are the model's own vocabulary; the others are only added tokens,
+  // which the Unigram and WordPiece models never produce. 0: all ids.
+  size_t model_vocab_size = 0;
+  // Unigram: each id's log-probability (double, as the library sums them).
+  std::vector<double> unigram_scores;
+  // WordPiece.
+  std::string continuing_subword_prefix = "##";
+  size_t max_input_chars_per_word = 100;  // a longer word is one unk
   // Decoder.
+  bool decode_none = false;               // no decoder: the library joins tokens with ' '
   bool decode_byte_level = false;         // ByteLevel decoder
   bool decode_metaspace = false;          // Replace U+2581 -> ' ' (or Metaspace decoder)
+  bool decode_metaspace_drop_first = false;  // Metaspace decoder: the first token loses its U+2581s
+  bool decode_wordpiece = false;          // WordPiece decoder: "##x" -> "x", other tokens " x"
+  bool decode_wordpiece_cleanup = false;  // and " ." -> "." etc. in each token
+  std::string decode_wordpiece_prefix = "##";
   int strip_leading_spaces = 0;           // Strip decoder's start (after Fuse)
 };
 

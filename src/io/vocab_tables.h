@@ -82,13 +82,17 @@ class ModelEncoder {
                       std::vector<int32_t>& out) const = 0;
 };
 
-// Both throw Error for inconsistent data. `vocab` must outlive the encoder.
+// All throw Error for inconsistent data. `vocab` must outlive the encoder.
 [[nodiscard]] std::unique_ptr<ModelEncoder> make_byte_level_bpe(
     const VocabTables& vocab, const std::vector<std::string>& merges,
     const PreTokenizerSpec& pre);
 [[nodiscard]] std::unique_ptr<ModelEncoder> make_hf_bpe(
     const VocabTables& vocab, const std::vector<std::pair<std::string, std::string>>& merges,
     const HfPipeline& pipeline);
+[[nodiscard]] std::unique_ptr<ModelEncoder> make_hf_unigram(const VocabTables& vocab,
+                                                            const HfPipeline& pipeline);
+[[nodiscard]] std::unique_ptr<ModelEncoder> make_hf_wordpiece(const VocabTables& vocab,
+                                                              const HfPipeline& pipeline);
 [[nodiscard]] std::unique_ptr<ModelEncoder> make_sentencepiece_bpe(const VocabTables& vocab,
                                                                    bool add_space_prefix);
 

@@ -5,6 +5,7 @@
 #include <unordered_set>
 
 #include "core/error.h"
+#include "io/hf_pipeline.h"
 #include "io/special_tokens.h"
 #include "io/utf8.h"
 #include "io/vocab.h"
@@ -178,11 +179,17 @@ class VocabTokenizer final : public Tokenizer {
       if (!spec) fail("tokenizer: unknown pre-tokenizer '", data.pre, "'");
       clean_spaces_ = spec->clean_spaces;
       encoder_ = make_byte_level_bpe(vocab_, data.merges, *spec);
-    } else if (model_ == VocabModel::HfBpe) {
-      hf_decode_byte_level_ = data.hf.decode_byte_level;
-      hf_decode_metaspace_ = data.hf.decode_metaspace;
+    } else if (is_hf()) {
       strip_leading_spaces_ = data.hf.strip_leading_spaces;
-      encoder_ = make_hf_bpe(vocab_, data.merge_pairs, data.hf);
+      if (model_ == VocabModel::HfBpe) {
+        encoder_ = make_hf_bpe(vocab_, data.merge_pairs, data.hf);
+      } else if (model_ == VocabModel::HfUnigram) {
+        encoder_ = make_hf_unigram(vocab_, data.hf);
+      } else {
+        encoder_ = make_hf_wordpiece(vocab_, data.hf);
+      }
+      hf_ = std::move(data.hf);
+      hf_.unigram_scores = {};  // the encoder has its copy; decoding needs only the flags
     } else {
       encoder_ = make_sentencepiece_bpe(vocab_, add_space_prefix_);
     }
@@ -232,7 +239,13 @@ class VocabTokenizer final : public Tokenizer {
         fail("tokenizer: cannot decode token id ", id, " (vocabulary of ", pieces_.size(), ")");
       }
       if (skip_special_tokens && is_special_type(vocab_.types[id])) continue;
+      std::string first_hf_piece;
       std::string_view piece = pieces_[id];
+      // The library's Metaspace, WordPiece and absent decoders treat the first token apart.
+      if (first && is_hf() && vocab_.types[id] != TokenType::Byte) {
+        first_hf_piece = hf_piece_of(id, /*first=*/true);
+        piece = first_hf_piece;
+      }
       // SentencePiece's prefix space is not part of the text.
       if (first && add_space_prefix_ && vocab_.types[id] == TokenType::Normal &&
           !piece.empty() && piece[0] == ' ') {
@@ -278,12 +291,7 @@ class VocabTokenizer final : public Tokenizer {
  private:
   std::string piece_of(int32_t id) const {
     const std::string& text = vocab_.tokens[id];
-    if (model_ == VocabModel::HfBpe && vocab_.types[id] != TokenType::Byte) {
-      // The `tokenizers` library runs added tokens through the decoder too (Gemma's
-      // added "▁▁▁▁" decodes to four spaces).
-      if (hf_decode_byte_level_) return byte_level_decode(text);
-      return hf_decode_metaspace_ ? unescape_spaces(text) : text;
-    }
+    if (is_hf() && vocab_.types[id] != TokenType::Byte) return hf_piece_of(id, /*first=*/false);
     switch (vocab_.types[id]) {
       case TokenType::Control:
       case TokenType::Unknown:
@@ -302,7 +310,19 @@ class VocabTokenizer final : public Tokenizer {
     return model_ == VocabModel::Gpt2Bpe ? byte_level_decode(text) : unescape_spaces(text);
   }
 
+  // The `tokenizers` library runs added tokens through the decoder too (Gemma's added
+  // "▁▁▁▁" decodes to four spaces).
+  std::string hf_piece_of(int32_t id, bool first) const {
+    const std::string& text = vocab_.tokens[id];
+    return hf_decode_token(hf_, hf_.decode_byte_level ? byte_level_decode(text) : text, first);
+  }
+  bool is_hf() const {
+    return model_ == VocabModel::HfBpe || model_ == VocabModel::HfUnigram ||
+           model_ == VocabModel::HfWordPiece;
+  }
+
   VocabModel model_;
+  HfPipeline hf_;  // decoder flags (tokenizer.json models)
   VocabTables vocab_;
   std::unique_ptr<ModelEncoder> encoder_;
   std::unique_ptr<SpecialTokenMatcher> specials_;
@@ -310,7 +330,6 @@ class VocabTokenizer final : public Tokenizer {
   std::unordered_set<int32_t> end_of_generation_;
   int32_t bos_ = -1, eos_ = -1;
   bool add_bos_ = false, add_eos_ = false, add_space_prefix_ = false, clean_spaces_ = false;
-  bool hf_decode_byte_level_ = false, hf_decode_metaspace_ = false;
   int strip_leading_spaces_ = 0;
 };
 

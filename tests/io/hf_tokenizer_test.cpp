@@ -124,23 +124,27 @@ TEST(HfTokenizer, SplitBehaviorsAsTheTokenizersLibraryDefinesThem) {
 
 TEST(HfTokenizer, RefusesUnsupportedComponentsByName) {
   Json j = tiny();
-  j["model"]["type"] = "WordPiece";
-  EXPECT_NE(error_of(j).find("WordPiece"), std::string::npos);
+  j["model"]["type"] = "WordLevel";
+  EXPECT_NE(error_of(j).find("WordLevel"), std::string::npos);
   j = tiny();
-  j["normalizer"] = {{"type", "NFKC"}};
-  EXPECT_NE(error_of(j).find("NFKC"), std::string::npos);
+  j["normalizer"] = {{"type", "Precompiled"}, {"precompiled_charsmap", "AAAA"}};
+  EXPECT_NE(error_of(j).find("Precompiled"), std::string::npos);
   j = tiny();
-  j["pre_tokenizer"] = {{"type", "BertPreTokenizer"}};
-  EXPECT_NE(error_of(j).find("BertPreTokenizer"), std::string::npos);
+  j["pre_tokenizer"] = {{"type", "UnicodeScripts"}};
+  EXPECT_NE(error_of(j).find("UnicodeScripts"), std::string::npos);
   j = tiny();
-  j["decoder"] = {{"type", "WordPiece"}};
-  EXPECT_NE(error_of(j).find("decoder 'WordPiece'"), std::string::npos);
+  j["decoder"] = {{"type", "CTC"}};
+  EXPECT_NE(error_of(j).find("decoder 'CTC'"), std::string::npos);
   j = tiny();
   j["post_processor"] = {{"type", "BertProcessing"}};
   EXPECT_NE(error_of(j).find("BertProcessing"), std::string::npos);
   j = tiny();
   j["added_tokens"][1]["lstrip"] = true;
   EXPECT_NE(error_of(j).find("lstrip"), std::string::npos);
+  j = tiny();
+  j["pre_tokenizer"] = {{"type", "Sequence"},
+                        {"pretokenizers", {{{"type", "WhitespaceSplit"}}, {{"type", "Metaspace"}}}}};
+  EXPECT_NE(error_of(j).find("Metaspace pre_tokenizer after"), std::string::npos);
 }
 
 TEST(HfTokenizer, MalformedFilesAreErrors) {

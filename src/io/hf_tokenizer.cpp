@@ -12,6 +12,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/error.h"
+#include "io/hf_unigram_scores.h"
 #include "io/vocab.h"
 
 namespace pagoda {
@@ -460,12 +461,21 @@ std::unique_ptr<Tokenizer> parse_hf_tokenizer(const std::string& tokenizer_json,
     if (!vocab.is_array()) fail("tokenizer.json: Unigram vocab is not an array");
     entries.reserve(vocab.size());
     v.hf.unigram_scores.reserve(vocab.size());
+    // The scores as the library reads them (io/hf_unigram_scores.h says why).
+    const std::vector<std::string> score_texts = unigram_score_texts(tokenizer_json);
     for (const Json& e : vocab) {
+      const size_t i = entries.size();
       if (!e.is_array() || e.size() != 2 || !e[0].is_string() || !e[1].is_number()) {
-        fail("tokenizer.json: Unigram vocab entry ", entries.size(), " is not [text, score]");
+        fail("tokenizer.json: Unigram vocab entry ", i, " is not [text, score]");
       }
-      entries.emplace_back(e[0].get<std::string>(), static_cast<int32_t>(entries.size()));
-      v.hf.unigram_scores.push_back(e[1].get<double>());
+      entries.emplace_back(e[0].get<std::string>(), static_cast<int32_t>(i));
+      double score = e[1].get<double>();
+      if (i < score_texts.size() && !score_texts[i].empty()) {
+        const std::optional<double> serde = serde_json_f64(score_texts[i]);
+        if (!serde) fail("tokenizer.json: Unigram score ", score_texts[i], " is out of range");
+        score = *serde;
+      }
+      v.hf.unigram_scores.push_back(score);
     }
   } else {
     if (!vocab.is_object()) fail("tokenizer.json: model vocab is not an object");

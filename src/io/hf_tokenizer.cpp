@@ -132,7 +132,7 @@ void add_normalizer(const Json& n, HfPipeline& hf) {
     // strip_accents null follows lowercase, as in the library.
     if (flag(n, "strip_accents", lowercase)) {
       hf.normalizers.push_back({HfNormalizer::Kind::Nfd, "", ""});
-      hf.normalizers.push_back({HfNormalizer::Kind::StripAccents, "", ""});
+      hf.normalizers.push_back({HfNormalizer::Kind::BertStripAccents, "", ""});
     }
     if (lowercase) hf.normalizers.push_back({HfNormalizer::Kind::Lowercase, "", ""});
   } else if (type == "Precompiled") {

@@ -5,7 +5,6 @@
 #include <cstdint>
 #include <cstdlib>
 #include <limits>
-
 #include <nlohmann/json.hpp>
 
 #include "core/error.h"
@@ -128,7 +127,8 @@ std::optional<double> serde_json_f64(std::string_view s) {
   double f = static_cast<double>(significand);
   const auto& pow10 = powers_of_ten();
   for (;;) {
-    const uint64_t magnitude = exponent < 0 ? static_cast<uint64_t>(-exponent) : static_cast<uint64_t>(exponent);
+    const uint64_t magnitude =
+        exponent < 0 ? static_cast<uint64_t>(-exponent) : static_cast<uint64_t>(exponent);
     if (magnitude < pow10.size()) {
       if (exponent >= 0) {
         f *= pow10[magnitude];

@@ -142,7 +142,8 @@ class HfUnigram final : public ModelEncoder {
 
 }  // namespace
 
-std::unique_ptr<ModelEncoder> make_hf_unigram(const VocabTables& vocab, const HfPipeline& pipeline) {
+std::unique_ptr<ModelEncoder> make_hf_unigram(const VocabTables& vocab,
+                                              const HfPipeline& pipeline) {
   return std::make_unique<HfUnigram>(vocab, pipeline);
 }
 

@@ -41,7 +41,8 @@ struct HfNormalizer {
     Nfc, Nfd, Nfkc, Nfkd,  // Unicode normalization forms
     Prepend, PrependIfAbsent, Replace,
     Lowercase,             // per character, full Unicode mapping
-    StripAccents,          // drops nonspacing marks (Mn); BertNormalizer runs Nfd first
+    StripAccents,          // drops combining marks (M*), in Unicode 9.0's tables
+    BertStripAccents,      // drops nonspacing marks (Mn), in Unicode 8.0's (after Nfd)
     BertCleanText,         // drops NUL, U+FFFD and control characters, whitespace -> ' '
     BertChineseChars,      // spaces around CJK ideographs
   };

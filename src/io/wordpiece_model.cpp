@@ -2,6 +2,8 @@
 // it: per pre-tokenized word, greedy longest match first from the left, every piece but
 // the first looked up with the continuing-subword prefix ("##"). A word with a part that
 // matches nothing, or longer than max_input_chars_per_word characters, is one unk token.
+#include <algorithm>
+
 #include "core/error.h"
 #include "io/hf_pipeline.h"
 #include "io/utf8.h"
@@ -46,7 +48,9 @@ class HfWordPiece final : public ModelEncoder {
   void encode_word(std::string_view word, std::vector<int32_t>& out) const {
     if (word.empty()) return;
     size_t chars = 0;
-    for (size_t i = 0; i < word.size(); i += std::max<size_t>(1, utf8_valid_length(word, i))) ++chars;
+    for (size_t i = 0; i < word.size(); i += std::max<size_t>(1, utf8_valid_length(word, i))) {
+      ++chars;
+    }
     if (chars > max_chars_) {
       out.push_back(unk());
       return;
@@ -56,7 +60,7 @@ class HfWordPiece final : public ModelEncoder {
     for (size_t start = 0; start < word.size();) {
       int32_t found = -1;
       size_t end = word.size();
-      for (; end > start; ) {
+      while (end > start) {
         candidate.assign(start > 0 ? prefix_ : "").append(word.substr(start, end - start));
         found = find(candidate);
         if (found >= 0) break;

@@ -6,10 +6,9 @@
 #include <gtest/gtest.h>
 
 #include <cstdlib>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "core/error.h"
 #include "io/hf_tokenizer.h"
@@ -22,11 +21,16 @@ using Json = nlohmann::json;
 using Ids = std::vector<int32_t>;
 
 Json wordpiece() {
-  const Json vocab = {{"[UNK]", 0}, {"[CLS]", 1}, {"[SEP]", 2}, {"un", 3},   {"##aff", 4}, {"##able", 5},
-                      {"a", 6},     {"##b", 7},   {"hello", 8}, {",", 9},    {"##ll", 10}, {"he", 11}};
+  const Json vocab = {{"[UNK]", 0}, {"[CLS]", 1},  {"[SEP]", 2}, {"un", 3},
+                      {"##aff", 4}, {"##able", 5}, {"a", 6},     {"##b", 7},
+                      {"hello", 8}, {",", 9},      {"##ll", 10}, {"he", 11}};
   return {
-      {"model", {{"type", "WordPiece"}, {"vocab", vocab}, {"unk_token", "[UNK]"},
-                 {"continuing_subword_prefix", "##"}, {"max_input_chars_per_word", 100}}},
+      {"model",
+       {{"type", "WordPiece"},
+        {"vocab", vocab},
+        {"unk_token", "[UNK]"},
+        {"continuing_subword_prefix", "##"},
+        {"max_input_chars_per_word", 100}}},
       {"added_tokens",
        {{{"id", 0}, {"content", "[UNK]"}, {"special", true}},
         {{"id", 1}, {"content", "[CLS]"}, {"special", true}},
@@ -41,17 +45,32 @@ Json wordpiece() {
 // "▁" -1, a -2, b -2, ab -3, ▁ab -3.5, c -2.5, ▁a -3: the lowest score is -3.5, so an
 // unknown character costs -13.5.
 Json unigram() {
-  const Json vocab = Json::array({{"<unk>", 0.0}, {"\xE2\x96\x81", -1.0}, {"a", -2.0}, {"b", -2.0},
-                                  {"ab", -3.0}, {"\xE2\x96\x81" "ab", -3.5}, {"c", -2.5},
-                                  {"\xE2\x96\x81" "a", -3.0}});
+  const Json vocab = Json::array({{"<unk>", 0.0},
+                                  {"\xE2\x96\x81", -1.0},
+                                  {"a", -2.0},
+                                  {"b", -2.0},
+                                  {"ab", -3.0},
+                                  {"\xE2\x96\x81"
+                                   "ab",
+                                   -3.5},
+                                  {"c", -2.5},
+                                  {"\xE2\x96\x81"
+                                   "a",
+                                   -3.0}});
   return {
       {"model", {{"type", "Unigram"}, {"vocab", vocab}, {"unk_id", 0}, {"byte_fallback", false}}},
       {"added_tokens", {{{"id", 0}, {"content", "<unk>"}, {"special", true}}}},
       {"normalizer", nullptr},
-      {"pre_tokenizer", {{"type", "Metaspace"}, {"replacement", "\xE2\x96\x81"},
-                         {"prepend_scheme", "always"}, {"split", true}}},
-      {"decoder", {{"type", "Metaspace"}, {"replacement", "\xE2\x96\x81"},
-                   {"prepend_scheme", "always"}, {"split", true}}},
+      {"pre_tokenizer",
+       {{"type", "Metaspace"},
+        {"replacement", "\xE2\x96\x81"},
+        {"prepend_scheme", "always"},
+        {"split", true}}},
+      {"decoder",
+       {{"type", "Metaspace"},
+        {"replacement", "\xE2\x96\x81"},
+        {"prepend_scheme", "always"},
+        {"split", true}}},
       {"post_processor", nullptr},
   };
 }
@@ -88,7 +107,10 @@ TEST(WordPiece, AWordWithAnUnmatchedPartIsOneUnk) {
   EXPECT_EQ(encode(j, "unx a"), (Ids{0, 6}));  // "un" matched, "##x" not: the whole word
   EXPECT_EQ(encode(j, "b"), (Ids{0}));         // only "##b" exists
   // CJK ideographs become words of their own.
-  EXPECT_EQ(encode(j, "a\xE4\xB8\xAD" "a"), (Ids{6, 0, 6}));
+  EXPECT_EQ(encode(j,
+                   "a\xE4\xB8\xAD"
+                   "a"),
+            (Ids{6, 0, 6}));
   Json limited = wordpiece();
   limited["model"]["max_input_chars_per_word"] = 5;
   EXPECT_EQ(encode(limited, "unaffable a"), (Ids{0, 6}));
@@ -101,7 +123,7 @@ TEST(WordPiece, AWordWithAnUnmatchedPartIsOneUnk) {
 TEST(WordPiece, DecoderJoinsContinuationsAndCleansUp) {
   const Json j = wordpiece();
   EXPECT_EQ(decode(j, {3, 4, 5, 9, 8}), "unaffable, hello");
-  EXPECT_EQ(decode(j, {4, 3}), "##aff un");  // the first token keeps its prefix
+  EXPECT_EQ(decode(j, {4, 3}), "##aff un");     // the first token keeps its prefix
   EXPECT_EQ(decode(j, {1, 4, 3}), "##aff un");  // ... also after a skipped [CLS]
   Json plain = wordpiece();
   plain["decoder"] = nullptr;  // no decoder: the library joins tokens with spaces
@@ -110,8 +132,8 @@ TEST(WordPiece, DecoderJoinsContinuationsAndCleansUp) {
 
 TEST(Unigram, ViterbiPicksTheMostProbableSegmentation) {
   const Json j = unigram();
-  EXPECT_EQ(encode(j, "ab"), (Ids{5}));         // ▁ab -3.5 beats ▁+ab -4 and ▁+a+b -5
-  EXPECT_EQ(encode(j, "ba"), (Ids{1, 3, 2}));   // ▁ b a
+  EXPECT_EQ(encode(j, "ab"), (Ids{5}));        // ▁ab -3.5 beats ▁+ab -4 and ▁+a+b -5
+  EXPECT_EQ(encode(j, "ba"), (Ids{1, 3, 2}));  // ▁ b a
   EXPECT_EQ(encode(j, "ab cab"), (Ids{5, 1, 6, 4}));
   // "▁a": ▁a -3 and ▁ + a -3 tie; the library keeps the first path found, ▁a.
   EXPECT_EQ(encode(j, "a"), (Ids{7}));
@@ -133,8 +155,7 @@ TEST(Unigram, ByteFallbackSpellsUnknownStringsInBytes) {
   j["model"]["byte_fallback"] = true;
   j["model"]["vocab"].push_back({"<0x78>", -20.0});  // 8: x
   j["model"]["vocab"].push_back({"<0x79>", -20.0});  // 9: y
-  j["decoder"] = {{"type", "Sequence"},
-                  {"decoders", {{{"type", "ByteFallback"}}, j["decoder"]}}};
+  j["decoder"] = {{"type", "Sequence"}, {"decoders", {{{"type", "ByteFallback"}}, j["decoder"]}}};
   EXPECT_EQ(encode(j, "xyab"), (Ids{1, 8, 9, 4}));  // the fused "xy" as its two bytes
   EXPECT_EQ(encode(j, "xzab"), (Ids{1, 0, 4}));     // no byte token for z: <unk>
   EXPECT_EQ(decode(j, {1, 8, 9, 4}), "xyab");

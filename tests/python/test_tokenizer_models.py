@@ -52,6 +52,18 @@ def train_wordpiece(lowercase, max_chars):
 UNIGRAM_TRAINING = [t for t in CORPUS if not any(s in t for s in ("<pad>", "</s>", "<unk>"))]
 
 
+def train_wordpiece_plain():
+    """The other common normalizers and pre-tokenizers, and no decoder (tokens joined by spaces)."""
+    tok = Tokenizer(models.WordPiece(unk_token="[UNK]"))
+    tok.normalizer = normalizers.Sequence([normalizers.NFD(), normalizers.Lowercase(),
+                                           normalizers.StripAccents()])
+    tok.pre_tokenizer = pre_tokenizers.Sequence([pre_tokenizers.WhitespaceSplit(),
+                                                 pre_tokenizers.Punctuation()])
+    tok.train_from_iterator(CORPUS, trainers.WordPieceTrainer(
+        vocab_size=2000, special_tokens=WORDPIECE_SPECIALS, show_progress=False))
+    return tok
+
+
 def train_unigram():
     tok = Tokenizer(models.Unigram())
     tok.normalizer = normalizers.NFKC()
@@ -80,6 +92,7 @@ def with_byte_fallback(unigram):
 MAKERS = {
     "wordpiece_uncased": lambda: train_wordpiece(lowercase=True, max_chars=100),
     "wordpiece_cased": lambda: train_wordpiece(lowercase=False, max_chars=12),
+    "wordpiece_plain": train_wordpiece_plain,
     "unigram": train_unigram,
     "unigram_byte_fallback": lambda: with_byte_fallback(train_unigram()),
 }

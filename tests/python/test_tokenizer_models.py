@@ -11,6 +11,7 @@ from `pagoda tokenize --jsonl`, and `pagoda detokenize` must give the library's 
 """
 import json
 import subprocess
+import unicodedata
 
 import pytest
 
@@ -183,3 +184,51 @@ def test_decode_of_arbitrary_id_sequences(pagoda_bin, tok):
     got = pagoda_decode(pagoda_bin, path, ids, "--keep-special")
     bad = differ(ids, expected, got)
     assert not bad, f"{name}: {len(bad)}/{len(ids)} differ, first: {bad[:3]}"
+
+
+# Every normalizer over (nearly) every code point: a Unigram of only the 256 byte pieces
+# spells whatever the normalizer made in UTF-8 bytes, so the ids show the normalized text
+# exactly. The library's Unicode tables are older than ICU's (marks, format characters),
+# which is what this catches.
+NORMALIZERS = {
+    "bert_uncased": lambda: normalizers.BertNormalizer(lowercase=True),
+    "bert_cased": lambda: normalizers.BertNormalizer(lowercase=False),
+    "bert_strip_cased": lambda: normalizers.BertNormalizer(lowercase=False, strip_accents=True,
+                                                           handle_chinese_chars=False),
+    "strip_accents": normalizers.StripAccents,
+    "lowercase": normalizers.Lowercase,
+    "nfc": normalizers.NFC,
+    "nfd": normalizers.NFD,
+    "nfkc": normalizers.NFKC,
+    "nfkd": normalizers.NFKD,
+}
+# Only characters Python's unicodedata knows (Unicode 14 on Python 3.11): the library's
+# Rust tables already have Unicode 16 and the system ICU (72) has 15, so characters newer
+# than 15 cannot agree (Lowercase of U+1C89, canonical order around U+0897).
+CODE_POINTS = [cp for cp in [*range(0x20, 0x40000), *range(0xE0000, 0xE1000)]
+               if not 0xD800 <= cp < 0xE000 and unicodedata.category(chr(cp)) != "Cn"]
+# 128 code points a line, and each also alone after a letter (marks attach to it).
+CODE_POINT_TEXTS = (["".join(map(chr, CODE_POINTS[i:i + 128])) for i in range(0, len(CODE_POINTS), 128)]
+                    + ["".join("a" + chr(cp) + " " for cp in CODE_POINTS[i:i + 64])
+                       for i in range(0, len(CODE_POINTS), 64)])
+
+
+@pytest.mark.parametrize("normalizer", list(NORMALIZERS))
+def test_normalizer_over_all_code_points(pagoda_bin, tmp_path, normalizer):
+    vocab = [("<unk>", 0.0)] + [(f"<0x{b:02X}>", -1.0) for b in range(256)]
+    ref = Tokenizer(models.Unigram(vocab, unk_id=0, byte_fallback=True))
+    ref.normalizer = NORMALIZERS[normalizer]()
+    path = tmp_path / "tokenizer.json"
+    ref.save(str(path))
+    ref = Tokenizer.from_file(str(path))
+    expected = [e.ids for e in ref.encode_batch(CODE_POINT_TEXTS, add_special_tokens=False)]
+    got = pagoda_encode(pagoda_bin, path, CODE_POINT_TEXTS, "--no-add-special")
+    bad = []
+    for text, e, g in zip(CODE_POINT_TEXTS, expected, got):
+        if e != g:
+            norm = ref.normalizer.normalize_str(text)
+            mine = bytes(i - 1 for i in g).decode("utf-8", "replace")
+            first = next((k for k, (a, b) in enumerate(zip(norm, mine)) if a != b), None)
+            bad.append((hex(ord(text[0])), first, norm[first - 2:first + 3] if first else None,
+                        mine[first - 2:first + 3] if first else None))
+    assert not bad, f"{normalizer}: {len(bad)}/{len(CODE_POINT_TEXTS)} lines differ, first: {bad[:4]}"

@@ -6,6 +6,7 @@
 #include <unicode/unistr.h>
 #include <unicode/uniset.h>
 
+#include <cstdio>
 #include <memory>
 
 #include "core/error.h"
@@ -202,6 +203,25 @@ std::string wordpiece_cleanup(std::string text) {
 }
 
 }  // namespace
+
+const std::string& hf_punctuation_class() {
+  static const std::string pattern = [] {
+    UErrorCode status = U_ZERO_ERROR;
+    icu::UnicodeSet set(icu::UnicodeString(u"[[:P:]&[:age=8.0:]]"), status);
+    if (U_FAILURE(status)) fail("tokenizer: ICU cannot build the punctuation set: ", u_errorName(status));
+    set.add(0x21, 0x2F).add(0x3A, 0x40).add(0x5B, 0x60).add(0x7B, 0x7E);
+    set.add(0x166D).add(0x111C9);  // P* in Unicode 8.0, So and Mn since (measured, 0.22)
+    std::string out = "[";
+    char range[40];
+    for (int32_t i = 0; i < set.getRangeCount(); ++i) {
+      std::snprintf(range, sizeof(range), "\\x{%X}-\\x{%X}", static_cast<unsigned>(set.getRangeStart(i)),
+                    static_cast<unsigned>(set.getRangeEnd(i)));
+      out += range;
+    }
+    return out + "]";
+  }();
+  return pattern;
+}
 
 std::string replace_all(std::string_view text, std::string_view from, std::string_view to) {
   if (from.empty()) return std::string(text);

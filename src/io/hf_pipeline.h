@@ -21,6 +21,11 @@ namespace pagoda {
 [[nodiscard]] std::string hf_decode_token(const HfPipeline& pipeline, std::string_view token,
                                           bool first);
 
+// A PCRE2 class of what the library's BertPreTokenizer and Punctuation pre-tokenizer
+// count as punctuation: ASCII punctuation (with symbols like $ + <) or P* in the Unicode
+// 8.0 tables of the crate it uses.
+[[nodiscard]] const std::string& hf_punctuation_class();
+
 [[nodiscard]] std::string replace_all(std::string_view text, std::string_view from,
                                       std::string_view to);
 

@@ -12,6 +12,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/error.h"
+#include "io/hf_pipeline.h"
 #include "io/hf_unigram_scores.h"
 #include "io/vocab.h"
 
@@ -168,10 +169,6 @@ SplitBehavior split_behavior(const std::string& b) {
 // Rust's char::is_whitespace (Unicode White_Space), as a PCRE2 class.
 constexpr std::string_view kWhiteSpace =
     R"([\t-\r \x{85}\x{A0}\x{1680}\x{2000}-\x{200A}\x{2028}\x{2029}\x{202F}\x{205F}\x{3000}])";
-// The library's punctuation test: ASCII punctuation (which includes symbols like $ + <)
-// or a Unicode P* character.
-constexpr const char* kBertPunctuation = R"([\p{P}\x{21}-\x{2F}\x{3A}-\x{40}\x{5B}-\x{60}\x{7B}-\x{7E}])";
-
 // GPT-2's regex, which the ByteLevel pre-tokenizer applies when use_regex is true.
 constexpr const char* kGpt2Regex =
     R"('s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+)";
@@ -196,14 +193,14 @@ void add_pre_tokenizer(const Json& p, HfPipeline& hf) {
   } else if (type == "BertPreTokenizer") {
     // Whitespace removed, then each punctuation character (Unicode P* or ASCII) alone.
     hf.splits.push_back({std::string(kWhiteSpace) + "+", SplitBehavior::Removed});
-    hf.splits.push_back({kBertPunctuation, SplitBehavior::Isolated});
+    hf.splits.push_back({hf_punctuation_class(), SplitBehavior::Isolated});
   } else if (type == "WhitespaceSplit") {
     hf.splits.push_back({std::string(kWhiteSpace) + "+", SplitBehavior::Removed});
   } else if (type == "Punctuation") {
     const std::string behavior = p.contains("behavior") && p.at("behavior").is_string()
                                      ? p.at("behavior").get<std::string>()
                                      : "Isolated";
-    hf.splits.push_back({kBertPunctuation, split_behavior(behavior)});
+    hf.splits.push_back({hf_punctuation_class(), split_behavior(behavior)});
   } else if (type == "Digits") {
     hf.splits.push_back({flag(p, "individual_digits", false) ? R"(\p{N})" : R"(\p{N}+)",
                          SplitBehavior::Isolated});

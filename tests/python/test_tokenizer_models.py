@@ -232,3 +232,42 @@ def test_normalizer_over_all_code_points(pagoda_bin, tmp_path, normalizer):
             bad.append((hex(ord(text[0])), first, norm[first - 2:first + 3] if first else None,
                         mine[first - 2:first + 3] if first else None))
     assert not bad, f"{normalizer}: {len(bad)}/{len(CODE_POINT_TEXTS)} lines differ, first: {bad[:4]}"
+
+
+# Every pre-tokenizer over the same code points: a WordPiece whose vocabulary is every
+# character alone and after "##" shows each word boundary as a token without "##".
+PRE_TOKENIZERS = {
+    "bert": pre_tokenizers.BertPreTokenizer,
+    "whitespace_split": pre_tokenizers.WhitespaceSplit,
+    "punctuation": pre_tokenizers.Punctuation,
+}
+
+
+@pytest.fixture(scope="module")
+def char_vocab():
+    chars = [chr(cp) for cp in CODE_POINTS] + ["\t", "\n", "\r", "\x0b", "\x0c", "\x1c", "\x1d", "\x1e", "\x1f", "\x85"]
+    vocab = {"[UNK]": 0}
+    for c in chars:
+        vocab.setdefault(c, len(vocab))
+        vocab.setdefault("##" + c, len(vocab))
+    return vocab
+
+
+@pytest.mark.parametrize("pre_tokenizer", list(PRE_TOKENIZERS))
+def test_pre_tokenizer_over_all_code_points(pagoda_bin, tmp_path, char_vocab, pre_tokenizer):
+    ref = Tokenizer(models.WordPiece(char_vocab, unk_token="[UNK]", max_input_chars_per_word=10**6))
+    ref.pre_tokenizer = PRE_TOKENIZERS[pre_tokenizer]()
+    path = tmp_path / "tokenizer.json"
+    ref.save(str(path))
+    ref = Tokenizer.from_file(str(path))
+    texts = CODE_POINT_TEXTS + ["a\t\n\r\x0b\x0c\x1c\x1d\x1e\x1f\x85b c"]
+    expected = [e.ids for e in ref.encode_batch(texts, add_special_tokens=False)]
+    got = pagoda_encode(pagoda_bin, path, texts, "--no-add-special")
+    inverse = {i: t for t, i in char_vocab.items()}
+    bad = []
+    for text, e, g in zip(texts, expected, got):
+        if e != g:
+            k = next((k for k, (a, b) in enumerate(zip(e, g)) if a != b), min(len(e), len(g)))
+            bad.append((hex(ord(text[0])), [inverse.get(i) for i in e[k - 1:k + 2]],
+                        [inverse.get(i) for i in g[k - 1:k + 2]]))
+    assert not bad, f"{pre_tokenizer}: {len(bad)}/{len(texts)} lines differ, first: {bad[:4]}"

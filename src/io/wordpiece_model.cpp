@@ -22,7 +22,11 @@ class HfWordPiece final : public ModelEncoder {
         prefix_(pipeline.continuing_subword_prefix),
         max_chars_(pipeline.max_input_chars_per_word),
         model_size_(pipeline.model_vocab_size == 0 ? vocab.tokens.size()
-                                                   : pipeline.model_vocab_size) {}
+                                                   : pipeline.model_vocab_size) {
+    for (size_t id = 0; id < model_size_ && id < vocab.tokens.size(); ++id) {
+      max_token_bytes_ = std::max(max_token_bytes_, vocab.tokens[id].size());
+    }
+  }
 
   void encode(std::string_view raw, bool /*after_special*/,
               std::vector<int32_t>& out) const override {
@@ -59,7 +63,11 @@ class HfWordPiece final : public ModelEncoder {
     std::string candidate;
     for (size_t start = 0; start < word.size();) {
       int32_t found = -1;
-      size_t end = word.size();
+      // No token is longer than the longest one: start there, on a character boundary.
+      size_t end = std::min(word.size(), start + max_token_bytes_);
+      while (end > start && end < word.size() && (static_cast<uint8_t>(word[end]) & 0xC0) == 0x80) {
+        --end;
+      }
       while (end > start) {
         candidate.assign(start > 0 ? prefix_ : "").append(word.substr(start, end - start));
         found = find(candidate);
@@ -83,6 +91,7 @@ class HfWordPiece final : public ModelEncoder {
   std::string prefix_;
   size_t max_chars_;
   size_t model_size_;
+  size_t max_token_bytes_ = 0;
 };
 
 }  // namespace

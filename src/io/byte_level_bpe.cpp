@@ -49,7 +49,7 @@ class ByteLevelBpe final : public ModelEncoder {
     merges_.build(entries);
   }
 
-  void encode(std::string_view raw, bool /*after_special*/,
+  void encode(std::string_view raw, bool /*after_special*/, bool /*at_text_start*/,
               std::vector<int32_t>& out) const override {
     // The regexes need valid UTF-8; llama.cpp replaces each invalid byte with U+FFFD.
     std::string sanitized;

@@ -46,9 +46,9 @@ class HfBpe final : public ModelEncoder {
     merges_.build(entries);
   }
 
-  void encode(std::string_view raw, bool /*after_special*/,
+  void encode(std::string_view raw, bool /*after_special*/, bool at_text_start,
               std::vector<int32_t>& out) const override {
-    const std::string text = hf_normalize(raw, pipeline_.normalizers);
+    const std::string text = hf_normalize(raw, pipeline_.normalizers, at_text_start);
     std::vector<std::pair<uint32_t, uint32_t>> pieces;
     splitter_.split(text, pieces);
     std::string mapped;

@@ -237,7 +237,8 @@ std::string replace_all(std::string_view text, std::string_view from, std::strin
   return out.append(text.substr(pos));
 }
 
-std::string hf_normalize(std::string_view raw, const std::vector<HfNormalizer>& normalizers) {
+std::string hf_normalize(std::string_view raw, const std::vector<HfNormalizer>& normalizers,
+                         bool at_text_start) {
   std::string text = utf8_is_valid(raw) ? std::string(raw) : utf8_replace_invalid_bytes(raw);
   for (const HfNormalizer& n : normalizers) {
     switch (n.kind) {
@@ -250,6 +251,9 @@ std::string hf_normalize(std::string_view raw, const std::vector<HfNormalizer>& 
       case HfNormalizer::Kind::Prepend:
         if (!text.empty()) text.insert(0, n.content);
         break;
+      case HfNormalizer::Kind::PrependIfAbsentAtStart:
+        if (!at_text_start) break;
+        [[fallthrough]];
       case HfNormalizer::Kind::PrependIfAbsent:
         if (!text.empty() && text.compare(0, n.content.size(), n.content) != 0) {
           text.insert(0, n.content);

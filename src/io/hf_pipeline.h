@@ -12,9 +12,11 @@
 namespace pagoda {
 
 // Runs the normalizers in order over one fragment of text (invalid UTF-8 bytes become
-// U+FFFD first, as the library only ever sees valid strings).
+// U+FFFD first, as the library only ever sees valid strings); at_text_start: the fragment
+// begins the whole text (not after a special token).
 [[nodiscard]] std::string hf_normalize(std::string_view raw,
-                                       const std::vector<HfNormalizer>& normalizers);
+                                       const std::vector<HfNormalizer>& normalizers,
+                                       bool at_text_start);
 
 // The text a (non-byte) token decodes to; `first`: it is the first token decoded, which
 // the Metaspace, WordPiece and absent decoders treat differently.

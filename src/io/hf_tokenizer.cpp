@@ -228,6 +228,8 @@ void add_pre_tokenizer(const Json& p, HfPipeline& hf) {
     hf.normalizers.push_back({HfNormalizer::Kind::Replace, " ", replacement});
     if (scheme == "always") {
       hf.normalizers.push_back({HfNormalizer::Kind::PrependIfAbsent, "", replacement});
+    } else if (scheme == "first") {
+      hf.normalizers.push_back({HfNormalizer::Kind::PrependIfAbsentAtStart, "", replacement});
     } else if (scheme != "never") {
       fail("tokenizer.json: Metaspace prepend_scheme '", scheme, "' is not supported");
     }

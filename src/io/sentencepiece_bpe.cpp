@@ -30,7 +30,7 @@ class SentencePieceBpe final : public ModelEncoder {
     }
   }
 
-  void encode(std::string_view raw, bool after_special,
+  void encode(std::string_view raw, bool after_special, bool /*at_text_start*/,
               std::vector<int32_t>& out) const override {
     std::string text;
     text.reserve(raw.size() + raw.size() / 2 + 3);

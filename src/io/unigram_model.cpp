@@ -43,9 +43,9 @@ class HfUnigram final : public ModelEncoder {
     }
   }
 
-  void encode(std::string_view raw, bool /*after_special*/,
+  void encode(std::string_view raw, bool /*after_special*/, bool at_text_start,
               std::vector<int32_t>& out) const override {
-    const std::string text = hf_normalize(raw, normalizers_);
+    const std::string text = hf_normalize(raw, normalizers_, at_text_start);
     std::vector<std::pair<uint32_t, uint32_t>> pieces;
     splitter_.split(text, pieces);
     for (const auto& [begin, end] : pieces) {

@@ -40,6 +40,7 @@ struct HfNormalizer {
   enum class Kind {
     Nfc, Nfd, Nfkc, Nfkd,  // Unicode normalization forms
     Prepend, PrependIfAbsent, Replace,
+    PrependIfAbsentAtStart,  // PrependIfAbsent on the fragment that begins the text only
     Lowercase,             // per character, full Unicode mapping
     StripAccents,          // drops combining marks (M*), in Unicode 9.0's tables
     BertStripAccents,      // drops nonspacing marks (Mn), in Unicode 8.0's (after Nfd)

@@ -77,8 +77,9 @@ struct VocabTables {
 class ModelEncoder {
  public:
   virtual ~ModelEncoder() = default;
-  // after_special: the fragment starts the text or follows a special token.
-  virtual void encode(std::string_view text, bool after_special,
+  // after_special: the fragment starts the text or follows a special token;
+  // at_text_start: it starts the text (Metaspace's prepend_scheme "first").
+  virtual void encode(std::string_view text, bool after_special, bool at_text_start,
                       std::vector<int32_t>& out) const = 0;
 };
 

@@ -223,7 +223,7 @@ class VocabTokenizer final : public Tokenizer {
         out.push_back(f.token);
         after_special = true;
       } else {
-        encoder_->encode(text.substr(f.begin, f.end - f.begin), after_special, out);
+        encoder_->encode(text.substr(f.begin, f.end - f.begin), after_special, f.begin == 0, out);
         after_special = false;
       }
     }

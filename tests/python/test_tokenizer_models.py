@@ -28,7 +28,7 @@ EDGE = [
     "unknown ☃ ⌘ 𝔘𝔫𝔦 ꙮ ᚠ", "\u0000nul \u0085nel \u200bzw \ufffd \u00adsoft \ue000pua",
     "x" * 300, "supercalifragilisticexpialidocious" * 4, "pneumonoultramicroscopic",
     "don't I'm they're we've it's", "a.b,c!d?e;f:(g)[h]{i}", "$5 + 3 < 7 = ^_^ ~ | `q`",
-    "[CLS] hi [SEP] [MASK]", "<unk> <s> </s>", "▁already▁metaspace", "tab\there\nline\r\nend",
+    "[CLS] hi [SEP] [MASK]", "<unk> <s> </s>", "</s>after", "x</s>y </s> z", "<pad>", "▁already▁metaspace", "tab\there\nline\r\nend",
     "🦀🥰🫠", "ᄀᄁ", "Ǆ ǅ ǆ", "Ⅻ ⅻ", "ㄱㄴ ｶﾀｶﾅ",
 ]
 TEXTS = CORPUS + EDGE
@@ -90,12 +90,21 @@ def with_byte_fallback(unigram):
     return tok
 
 
+def with_prepend_first(unigram):
+    """Metaspace's prepend_scheme "first" (transformers' non-legacy conversions): only the
+    text's first fragment gets the U+2581, not one after a special token."""
+    unigram.pre_tokenizer = pre_tokenizers.Metaspace(prepend_scheme="first")
+    unigram.decoder = decoders.Metaspace(prepend_scheme="first")
+    return unigram
+
+
 MAKERS = {
     "wordpiece_uncased": lambda: train_wordpiece(lowercase=True, max_chars=100),
     "wordpiece_cased": lambda: train_wordpiece(lowercase=False, max_chars=12),
     "wordpiece_plain": train_wordpiece_plain,
     "unigram": train_unigram,
     "unigram_byte_fallback": lambda: with_byte_fallback(train_unigram()),
+    "unigram_prepend_first": lambda: with_prepend_first(train_unigram()),
 }
 
 

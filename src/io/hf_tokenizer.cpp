@@ -397,7 +397,6 @@ void read_bpe_merges(const Json& model, VocabData& v) {
       fail("tokenizer.json: a merge is neither \"a b\" nor [\"a\", \"b\"]");
     }
   }
-
 }
 
 void read_wordpiece_options(const Json& model, HfPipeline& hf) {

@@ -2,7 +2,7 @@
 // tokenizer.ggml.* keys, or a tokenizer.json), and the tokenizer built from it.
 // make_tokenizer() checks everything; the loaders only copy fields. GGUF vocabularies get
 // no Unicode normalization (llama.cpp applies none); tokenizer.json ones get the
-// normalizers their file names (HfPipeline: NFC, Prepend, Replace).
+// normalizers their file names (HfPipeline).
 #pragma once
 
 #include <cstdint>
@@ -38,14 +38,14 @@ enum class VocabModel {
 // The parts of a tokenizer.json pipeline around its model (VocabModel::Hf*).
 struct HfNormalizer {
   enum class Kind {
-    Nfc, Nfd, Nfkc, Nfkd,  // Unicode normalization forms
+    Nfc, Nfd, Nfkc, Nfkd,    // Unicode normalization forms, in Unicode 9.0's tables
     Prepend, PrependIfAbsent, Replace,
     PrependIfAbsentAtStart,  // PrependIfAbsent on the fragment that begins the text only
-    Lowercase,             // per character, full Unicode mapping
-    StripAccents,          // drops combining marks (M*), in Unicode 9.0's tables
-    BertStripAccents,      // drops nonspacing marks (Mn), in Unicode 8.0's (after Nfd)
-    BertCleanText,         // drops NUL, U+FFFD and control characters, whitespace -> ' '
-    BertChineseChars,      // spaces around CJK ideographs
+    Lowercase,               // per character, full Unicode mapping
+    StripAccents,            // drops combining marks (M*), in Unicode 9.0's tables
+    BertStripAccents,        // drops nonspacing marks (Mn), in Unicode 8.0's (after Nfd)
+    BertCleanText,           // drops NUL, U+FFFD and control characters, whitespace -> ' '
+    BertChineseChars,        // spaces around CJK ideographs
   };
   Kind kind = Kind::Nfc;
   std::string pattern;  // Replace: the literal text replaced
@@ -71,7 +71,7 @@ struct HfPipeline {
   bool decode_none = false;               // no decoder: the library joins tokens with ' '
   bool decode_byte_level = false;         // ByteLevel decoder
   bool decode_metaspace = false;          // Replace U+2581 -> ' ' (or Metaspace decoder)
-  bool decode_metaspace_drop_first = false;  // Metaspace decoder: the first token loses its U+2581s
+  bool decode_metaspace_drop_first = false;  // Metaspace decoder: no U+2581 in the first token
   bool decode_wordpiece = false;          // WordPiece decoder: "##x" -> "x", other tokens " x"
   bool decode_wordpiece_cleanup = false;  // and " ." -> "." etc. in each token
   std::string decode_wordpiece_prefix = "##";

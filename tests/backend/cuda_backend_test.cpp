@@ -151,11 +151,21 @@ TEST(CudaBackend, MatmulAndEmbeddingMatchCpuOnBf16Weights) {
   }
 }
 
+std::unique_ptr<Backend> batch_invariant_gpu() {
+  setenv("PAGODA_BATCH_INVARIANT", "1", 1);
+  std::unique_ptr<Backend> gpu = make_backend("cuda");
+  unsetenv("PAGODA_BATCH_INVARIANT");
+  return gpu;
+}
+
 // Ragged batches over scattered paged blocks: a decode, a prefill chunk after cached
-// context, and a whole prefill, with GQA, for every supported kind of attention.
+// context, and a whole prefill, with GQA, for every supported kind of attention; split
+// into partial softmaxes (this small batch does not fill the GPU) and, in batch-invariant
+// mode, in one pass.
 TEST(CudaBackend, PagedAttentionMatchesCpuOnRaggedBatches) {
   PAGODA_NEED_GPU();
   auto& [cpu, gpu] = backends();
+  std::unique_ptr<Backend> one_pass = batch_invariant_gpu();
   std::mt19937 rng(4);
   struct Case {
     int64_t heads, kv_heads, head_dim;
@@ -204,15 +214,18 @@ TEST(CudaBackend, PagedAttentionMatchesCpuOnRaggedBatches) {
     gpu->paged_attention(on(*gpu, q, q_shape), kg, vg, meta, scale, c.window, c.softcap, og);
     EXPECT_LT(relative_error(back(*gpu, og), back(*cpu, oc)), 1e-5)
         << "heads " << c.heads << "/" << c.kv_heads << " head_dim " << c.head_dim << " window " << c.window;
+
+    Tensor k1 = on(*one_pass, back(*gpu, kg), cache_shape), v1 = on(*one_pass, back(*gpu, vg), cache_shape);
+    Tensor o1 = one_pass->alloc(DType::F32, q_shape);
+    one_pass->paged_attention(on(*one_pass, q, q_shape), k1, v1, meta, scale, c.window, c.softcap, o1);
+    EXPECT_LT(relative_error(back(*one_pass, o1), back(*cpu, oc)), 1e-5) << "one pass, head_dim " << c.head_dim;
   }
 }
 
 // With PAGODA_BATCH_INVARIANT a row's GEMM result does not depend on how many rows share it.
 TEST(CudaBackend, BatchInvariantMatmulGivesEveryRowTheSameBits) {
   PAGODA_NEED_GPU();
-  setenv("PAGODA_BATCH_INVARIANT", "1", 1);
-  std::unique_ptr<Backend> gpu = make_backend("cuda");
-  unsetenv("PAGODA_BATCH_INVARIANT");
+  std::unique_ptr<Backend> gpu = batch_invariant_gpu();
   std::mt19937 rng(5);
   const int64_t m = 2048, k = 1024;
   const auto w = random_values(rng, size_t(m * k), 0.05f);

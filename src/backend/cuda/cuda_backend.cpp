@@ -2,6 +2,7 @@
 // cuBLASLt calls on one stream (see cuda_backend.h).
 #include "backend/cuda/cuda_backend.h"
 
+#include <algorithm>
 #include <cstdlib>
 #include <cstring>
 #include <string>
@@ -51,10 +52,12 @@ class CudaBackend final : public Backend {
         stream_(stream_owner_->stream),
         mirror_(stream_),
         uploader_(stream_),
-        gemm_(stream_, env_flag("PAGODA_BATCH_INVARIANT")) {
+        batch_invariant_(env_flag("PAGODA_BATCH_INVARIANT")),
+        gemm_(stream_, batch_invariant_) {
     cudaDeviceProp prop{};
     check(cudaGetDeviceProperties(&prop, device), "cudaGetDeviceProperties");
     name_ = std::string("cuda-") + prop.name;
+    num_sms_ = prop.multiProcessorCount;
   }
 
   ~CudaBackend() override { cudaStreamSynchronize(stream_); }
@@ -249,7 +252,17 @@ class CudaBackend final : public Backend {
     a.scale = scale;
     a.sliding_window = sliding_window;
     a.softcap = softcap;
-    cuda::paged_attention(a, layout, stream_);
+    AttentionSplit split;
+    int max_context = 0;
+    for (int s = 0; s < meta.num_seqs; ++s) max_context = std::max(max_context, meta.seq_lens[s]);
+    if (!batch_invariant_) split.num_splits = attention_splits(meta.num_tokens, a.num_heads, max_context, num_sms_);
+    Tensor workspace;
+    if (split.num_splits > 1) {
+      split.split_keys = (max_context + split.num_splits - 1) / split.num_splits;
+      workspace = scratch(DType::F32, {split.num_splits, meta.num_tokens, num_heads, layout.head_dim + 2});
+      split.workspace = workspace.data<float>();
+    }
+    cuda::paged_attention(a, layout, split, stream_);
   }
 
  private:
@@ -306,7 +319,11 @@ class CudaBackend final : public Backend {
   cudaStream_t stream_;
   DeviceMirror mirror_;
   WeightUploader uploader_;
+  // PAGODA_BATCH_INVARIANT (as vLLM's VLLM_BATCH_INVARIANT): every row is computed the same
+  // way whatever the batch (fixed GEMM algorithms, unsplit attention), at some speed.
+  bool batch_invariant_;
   LtGemm gemm_;
+  int num_sms_ = 0;
   Tensor bf16_;
   std::string name_;
 };

@@ -62,6 +62,20 @@ struct AttentionArgs {
   float softcap;
 };
 
-void paged_attention(const AttentionArgs& args, const PagedKv& kv, cudaStream_t stream);
+// How a launch splits each context (flash-decoding): num_splits <= 1 runs one pass; else
+// split z of a token covers split_keys keys, and workspace holds
+// num_splits * num_tokens * num_heads * (head_dim + 2) floats.
+struct AttentionSplit {
+  int num_splits = 1;
+  int split_keys = 0;
+  float* workspace = nullptr;
+};
+
+// How many splits fill the GPU: enough (token, head-group, split) blocks for ~4 per SM, each
+// split at least 32 keys. Depends on the batch, so it is 1 in batch-invariant mode.
+int attention_splits(int num_tokens, int num_heads, int max_context, int num_sms);
+
+void paged_attention(const AttentionArgs& args, const PagedKv& kv, const AttentionSplit& split,
+                     cudaStream_t stream);
 
 }  // namespace pagoda::cuda

@@ -140,6 +140,24 @@ TEST(CudaBackend, MatmulAndEmbeddingMatchCpuOnBf16Weights) {
       gpu->matmul(xg, wg, og);
       EXPECT_LT(relative_error(back(*gpu, og), back(*cpu, oc)), 1e-5) << m << "x" << k << " n " << n;
     }
+    // One input, two matmuls (the GPU converts it to BF16 once), an in-place op on it (the
+    // copy must be redone), a third matmul.
+    {
+      const auto x = bf16_values(rng, size_t(5 * k));
+      Tensor xc = on(*cpu, x, {5, k}), xg = on(*gpu, x, {5, k});
+      Tensor oc1 = cpu->alloc(DType::F32, {5, m}), og1 = gpu->alloc(DType::F32, {5, m});
+      Tensor oc2 = cpu->alloc(DType::F32, {5, m}), og2 = gpu->alloc(DType::F32, {5, m});
+      cpu->matmul(xc, wc, oc1);
+      gpu->matmul(xg, wg, og1);
+      cpu->matmul(xc, wc, oc2);
+      gpu->matmul(xg, wg, og2);
+      EXPECT_EQ(back(*gpu, og1), back(*gpu, og2));
+      cpu->scale(xc, 0.5f);  // exact in BF16
+      gpu->scale(xg, 0.5f);
+      cpu->matmul(xc, wc, oc2);
+      gpu->matmul(xg, wg, og2);
+      EXPECT_LT(relative_error(back(*gpu, og2), back(*cpu, oc2)), 1e-5) << "after an in-place op on the input";
+    }
     // The weight as an embedding table: rows come back exactly.
     std::vector<int32_t> ids = {0, static_cast<int32_t>(m - 1), 5, 5, 17};
     Tensor ec = cpu->alloc(DType::F32, {5, k}), eg = gpu->alloc(DType::F32, {5, k});

@@ -176,6 +176,48 @@ std::unique_ptr<Backend> batch_invariant_gpu() {
   return gpu;
 }
 
+// Norms and gated activations hand the next matmul a BF16 copy of their output: the
+// matmul must see exactly what they wrote (here already BF16-representable, so exact vs CPU
+// up to summation order, as in MatmulAndEmbeddingMatchCpuOnBf16Weights).
+TEST(CudaBackend, MatmulAfterNormAndActivationReadsTheirOutput) {
+  PAGODA_NEED_GPU();
+  auto& [cpu, gpu] = backends();
+  std::mt19937 rng(6);
+  const int64_t n = 9, k = 576, m = 1536;
+  const auto w = bf16_values(rng, size_t(m * k), 0.05f);
+  const Tensor wc = cpu->upload(Tensor::view(DType::F32, {m, k}, w.data()));
+  const Tensor wg = gpu->upload(Tensor::view(DType::F32, {m, k}, w.data()));
+  const Tensor w2c = cpu->upload(Tensor::view(DType::F32, {k, m}, w.data()));
+  const Tensor w2g = gpu->upload(Tensor::view(DType::F32, {k, m}, w.data()));
+  const std::vector<float> ones(size_t(k), 1.0f);
+  const Tensor nc = cpu->upload(Tensor::view(DType::F32, {k}, ones.data()));
+  const Tensor ng = gpu->upload(Tensor::view(DType::F32, {k}, ones.data()));
+  const auto x = random_values(rng, size_t(n * k));
+  Tensor xc = on(*cpu, x, {n, k}), xg = on(*gpu, x, {n, k});
+  cpu->rms_norm(xc, nc, 1e-6f, xc);
+  gpu->rms_norm(xg, ng, 1e-6f, xg);
+  Tensor hc = cpu->alloc(DType::F32, {n, m}), hg = gpu->alloc(DType::F32, {n, m});
+  Tensor uc = cpu->alloc(DType::F32, {n, m}), ug = gpu->alloc(DType::F32, {n, m});
+  cpu->matmul(xc, wc, hc);
+  gpu->matmul(xg, wg, hg);
+  cpu->matmul(xc, wc, uc);
+  gpu->matmul(xg, wg, ug);
+  // The GPU rounds the norm's output to BF16 for the GEMM; the CPU does not: bf16 tolerance.
+  EXPECT_LT(relative_error(back(*gpu, hg), back(*cpu, hc)), 1e-2);
+  cpu->silu_mul(hc, uc, hc);
+  gpu->silu_mul(hg, ug, hg);
+  Tensor dc = cpu->alloc(DType::F32, {n, k}), dg = gpu->alloc(DType::F32, {n, k});
+  cpu->matmul(hc, w2c, dc);
+  gpu->matmul(hg, w2g, dg);
+  EXPECT_LT(relative_error(back(*gpu, dg), back(*cpu, dc)), 2e-2);
+  // And the same GPU result as converting the activation afresh (copy_from_host of it).
+  const std::vector<float> h_host = back(*gpu, hg);
+  Tensor h2 = on(*gpu, h_host, {n, m});
+  Tensor d2 = gpu->alloc(DType::F32, {n, k});
+  gpu->matmul(h2, w2g, d2);
+  EXPECT_EQ(back(*gpu, d2), back(*gpu, dg));
+}
+
 // Ragged batches over scattered paged blocks: a decode, a prefill chunk after cached
 // context, and a whole prefill, with GQA, for every supported kind of attention; split
 // into partial softmaxes (this small batch does not fill the GPU) and, in batch-invariant

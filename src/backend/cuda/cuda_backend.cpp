@@ -140,7 +140,8 @@ class CudaBackend final : public Backend {
     if (dim == 0 || x.numel() % dim != 0) {
       fail("rms_norm: x ", shape_string(x.shape()), " is not rows of weight ", shape_string(weight.shape()));
     }
-    cuda::rms_norm(x.data<float>(), weight.data<float>(), eps, x.numel() / dim, dim, out.data<float>(), stream_);
+    cuda::rms_norm(x.data<float>(), weight.data<float>(), eps, x.numel() / dim, dim, out.data<float>(),
+                   bf16_copy_of(out), stream_);
   }
 
   void matmul(const Tensor& x, const Tensor& w, Tensor& out) override {
@@ -202,13 +203,13 @@ class CudaBackend final : public Backend {
   void silu_mul(const Tensor& gate, const Tensor& up, Tensor& out) override {
     forget_bf16_copy();
     check_gated(gate, up, out, "silu_mul");
-    cuda::silu_mul(gate.data<float>(), up.data<float>(), out.data<float>(), gate.numel(), stream_);
+    cuda::silu_mul(gate.data<float>(), up.data<float>(), out.data<float>(), bf16_copy_of(out), gate.numel(), stream_);
   }
 
   void gelu_mul(const Tensor& gate, const Tensor& up, Tensor& out) override {
     forget_bf16_copy();
     check_gated(gate, up, out, "gelu_mul");
-    cuda::gelu_mul(gate.data<float>(), up.data<float>(), out.data<float>(), gate.numel(), stream_);
+    cuda::gelu_mul(gate.data<float>(), up.data<float>(), out.data<float>(), bf16_copy_of(out), gate.numel(), stream_);
   }
 
   void rope(Tensor& x, const int32_t* positions, const RopeConfig& config) override {
@@ -334,6 +335,14 @@ class CudaBackend final : public Backend {
   // bf16_ holds the BF16 copy of the F32 tensor at bf16_source_ until any op other than a
   // matmul runs (any of them may write device memory) or a matmul writes over the source.
   void forget_bf16_copy() { bf16_source_ = nullptr; }
+  // For ops whose output usually feeds a matmul next (norms, gated activations): where they
+  // write the BF16 copy of out along with out itself.
+  __nv_bfloat16* bf16_copy_of(const Tensor& out) {
+    __nv_bfloat16* copy = bf16_buffer(out.numel());
+    bf16_source_ = out.raw();
+    bf16_source_numel_ = out.numel();
+    return copy;
+  }
 
   // The BF16 copy of a matmul's activations; grows, never shrinks (one stream: reuse is safe).
   __nv_bfloat16* bf16_buffer(int64_t n) {

@@ -213,8 +213,10 @@ void add_decoder(const Json& d, HfPipeline& hf) {
   } else if (type == "Metaspace") {
     hf.decode_metaspace = true;
     hf.strip_leading_spaces = 1;
-  } else if (type == "ByteFallback" || type == "Fuse") {
-    // Byte tokens decode to their byte, and pieces are concatenated, in any case.
+  } else if (type == "ByteFallback") {
+    hf.decode_byte_fallback = true;
+  } else if (type == "Fuse") {
+    // Pieces are concatenated in any case.
   } else if (type == "Strip") {
     const Json& content = member(d, "content", "Strip decoder");
     const Json& start = member(d, "start", "Strip decoder");

@@ -50,6 +50,7 @@ struct HfPipeline {
   bool ignore_merges = false;             // a piece that is a whole token is not merged
   // Decoder.
   bool decode_byte_level = false;         // ByteLevel decoder
+  bool decode_byte_fallback = false;      // ByteFallback decoder: <0xXX> tokens -> bytes
   bool decode_metaspace = false;          // Replace U+2581 -> ' ' (or Metaspace decoder)
   int strip_leading_spaces = 0;           // Strip decoder's start (after Fuse)
 };

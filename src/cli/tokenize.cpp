@@ -6,7 +6,6 @@
 // and prints the deltas (one per id, then the flushed rest) as a JSON array.
 // MODEL_OR_TOKENIZER: a .gguf file, a Hugging Face directory or a tokenizer.json.
 #include <cstdio>
-#include <filesystem>
 #include <iostream>
 #include <string>
 
@@ -14,25 +13,14 @@
 
 #include "cli/args.h"
 #include "cli/commands.h"
+#include "cli/open_tokenizer.h"
 #include "core/error.h"
-#include "io/hf_tokenizer.h"
 #include "io/incremental_detokenizer.h"
 #include "io/tokenizer.h"
-#include "loader/gguf.h"
 
 namespace pagoda::cli {
 
 namespace {
-
-std::unique_ptr<Tokenizer> open_tokenizer(const std::string& path) {
-  namespace fs = std::filesystem;
-  std::error_code ec;
-  if (fs::is_directory(path, ec) || fs::path(path).extension() == ".json") {
-    return load_hf_tokenizer(path);
-  }
-  const auto file = GgufFile::open(path);
-  return load_gguf_tokenizer(*file);
-}
 
 std::string ids_json(const std::vector<int32_t>& ids) {
   return nlohmann::json(ids).dump();

@@ -276,8 +276,10 @@ void add_decoder(const Json& d, HfPipeline& hf) {
       if (!d.at("prefix").is_string()) fail("tokenizer.json: WordPiece decoder's 'prefix' is not a string");
       hf.decode_wordpiece_prefix = d.at("prefix").get<std::string>();
     }
-  } else if (type == "ByteFallback" || type == "Fuse") {
-    // Byte tokens decode to their byte, and pieces are concatenated, in any case.
+  } else if (type == "ByteFallback") {
+    hf.decode_byte_fallback = true;
+  } else if (type == "Fuse") {
+    // Pieces are concatenated in any case.
   } else if (type == "Strip") {
     const Json& content = member(d, "content", "Strip decoder");
     const Json& start = member(d, "start", "Strip decoder");

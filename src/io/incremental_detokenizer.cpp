@@ -30,10 +30,14 @@ size_t IncrementalDetokenizer::settled_length(const std::string& text) const {
   // A trailing U+FFFD may be the start of a character whose other bytes are still to come,
   // and decoders differ in how many U+FFFD an unfinished sequence shows as (one per
   // maximal subpart; Hugging Face's ByteFallback gives one per byte token): the whole run
-  // waits, as in vLLM. A real one goes out with the next character, or at flush.
+  // waits, as in vLLM. A real one goes out with the next character, or at flush. The
+  // tokenizer names what else may change (a trailing run of byte-fallback tokens, even a
+  // valid one, decodes anew with each byte token added to it).
   std::string_view settled = text;
   while (ends_with(settled, kReplacement)) settled.remove_suffix(kReplacement.size());
-  const size_t unsettled = std::min(tokenizer_.num_unsettled_tail_bytes(text), text.size());
+  const size_t unsettled =
+      std::min(tokenizer_.num_unsettled_tail_bytes(window_, text, options_.skip_special_tokens),
+               text.size());
   return std::min(settled.size(), text.size() - unsettled);
 }
 

@@ -23,15 +23,21 @@ class Tokenizer {
   // so that user text can never forge control tokens.
   [[nodiscard]] virtual std::vector<int32_t> encode(std::string_view text, bool add_special = true,
                                                     bool parse_special = false) const = 0;
-  // Full decode of ids to UTF-8 text (invalid bytes become U+FFFD).
+  // Full decode of ids to UTF-8 text. Invalid bytes become U+FFFD: one per byte token of
+  // an invalid run of byte-fallback tokens (Hugging Face's ByteFallback decoder), else one
+  // per maximal invalid subpart (its ByteLevel decoder).
   [[nodiscard]] virtual std::string decode(std::span<const int32_t> ids,
                                            bool skip_special_tokens = true) const = 0;
 
-  // How many bytes at the end of a decode() result more ids could still rewrite, apart
-  // from a trailing incomplete UTF-8 sequence (shown as U+FFFD, which the incremental
-  // detokenizer holds back anyway). Decoders that only append answer 0; llama.cpp's space
-  // clean-up drops a space before a '?' that has not arrived yet.
-  [[nodiscard]] virtual size_t num_unsettled_tail_bytes(std::string_view /*text*/) const {
+  // How many bytes at the end of `text` = decode(ids, skip_special_tokens) more ids could
+  // still rewrite, apart from a trailing incomplete UTF-8 sequence (shown as U+FFFD, which
+  // the incremental detokenizer holds back anyway). Decoders that only append answer 0;
+  // llama.cpp's space clean-up drops a space before a '?' that has not arrived yet; byte
+  // fallback decodes a run of <0xXX> tokens as a whole, so one more byte token can turn a
+  // valid trailing run into one U+FFFD per byte.
+  [[nodiscard]] virtual size_t num_unsettled_tail_bytes(std::span<const int32_t> /*ids*/,
+                                                        std::string_view /*text*/,
+                                                        bool /*skip_special_tokens*/) const {
     return 0;
   }
 

@@ -70,6 +70,7 @@ struct HfPipeline {
   // Decoder.
   bool decode_none = false;               // no decoder: the library joins tokens with ' '
   bool decode_byte_level = false;         // ByteLevel decoder
+  bool decode_byte_fallback = false;      // ByteFallback decoder: <0xXX> tokens -> bytes
   bool decode_metaspace = false;          // Replace U+2581 -> ' ' (or Metaspace decoder)
   bool decode_metaspace_drop_first = false;  // Metaspace decoder: no U+2581 in the first token
   bool decode_wordpiece = false;          // WordPiece decoder: "##x" -> "x", other tokens " x"

@@ -40,6 +40,25 @@ int byte_token_value(std::string_view text) {
   return hi < 0 || lo < 0 ? -1 : hi * 16 + lo;
 }
 
+// Consecutive byte-fallback tokens, decoded as Hugging Face's ByteFallback decoder does:
+// the run's bytes if they are valid UTF-8 as a whole, else one U+FFFD per byte token.
+class ByteRun {
+ public:
+  void add(char byte) { bytes_ += byte; }
+  // Appends the run's text to `out` and starts a new run.
+  void end(std::string& out) {
+    if (utf8_is_valid(bytes_)) {
+      out += bytes_;
+    } else {
+      for (size_t i = 0; i < bytes_.size(); ++i) out += "\xEF\xBF\xBD";
+    }
+    bytes_.clear();
+  }
+
+ private:
+  std::string bytes_;
+};
+
 std::string byte_level_decode(std::string_view text) {
   std::string out;
   out.reserve(text.size());
@@ -204,7 +223,11 @@ class VocabTokenizer final : public Tokenizer {
     specials_ = std::make_unique<SpecialTokenMatcher>(vocab_.tokens, std::move(candidates));
 
     pieces_.resize(n);
-    for (size_t i = 0; i < n; ++i) pieces_[i] = piece_of(static_cast<int32_t>(i));
+    byte_values_.resize(n);
+    for (size_t i = 0; i < n; ++i) {
+      pieces_[i] = piece_of(static_cast<int32_t>(i));
+      byte_values_[i] = static_cast<int16_t>(byte_value_of(static_cast<int32_t>(i)));
+    }
   }
 
   std::vector<int32_t> encode(std::string_view text, bool add_special,
@@ -232,40 +255,91 @@ class VocabTokenizer final : public Tokenizer {
   }
 
   std::string decode(std::span<const int32_t> ids, bool skip_special_tokens) const override {
-    std::string bytes;
+    std::string text;
+    ByteRun run;
     bool first = true;
     for (int32_t id : ids) {
       if (id < 0 || static_cast<size_t>(id) >= pieces_.size()) {
         fail("tokenizer: cannot decode token id ", id, " (vocabulary of ", pieces_.size(), ")");
       }
       if (skip_special_tokens && is_special_type(vocab_.types[id])) continue;
+      // A byte token takes the first place too: the library's per-token decoders see it
+      // as token 0 whether they run before ByteFallback (as "<0xXX>") or after it (as
+      // the run's text).
+      const bool at_start = first;
+      first = false;
+      if (byte_values_[id] >= 0) {
+        run.add(static_cast<char>(byte_values_[id]));
+        continue;
+      }
+      run.end(text);
       std::string first_hf_piece;
       std::string_view piece = pieces_[id];
-      // The library's Metaspace, WordPiece and absent decoders treat the first token apart.
-      if (first && is_hf() && vocab_.types[id] != TokenType::Byte) {
+      // The library's Metaspace, WordPiece and absent decoders treat the first token apart
+      // (a "<0xXX>" token without a ByteFallback decoder is an ordinary token to them).
+      if (at_start && is_hf()) {
         first_hf_piece = hf_piece_of(id, /*first=*/true);
         piece = first_hf_piece;
       }
       // SentencePiece's prefix space is not part of the text.
-      if (first && add_space_prefix_ && vocab_.types[id] == TokenType::Normal &&
+      if (at_start && add_space_prefix_ && vocab_.types[id] == TokenType::Normal &&
           !piece.empty() && piece[0] == ' ') {
         piece.remove_prefix(1);
       }
-      first = false;
-      bytes += piece;
+      text += piece;
     }
-    if (clean_spaces_) bytes = clean_spaces(bytes);
+    run.end(text);
+    if (clean_spaces_) text = clean_spaces(text);
     // The Strip decoder (after Fuse) drops up to that many leading spaces.
     size_t strip = 0;
-    while (strip < static_cast<size_t>(strip_leading_spaces_) && strip < bytes.size() &&
-           bytes[strip] == ' ') {
+    while (strip < static_cast<size_t>(strip_leading_spaces_) && strip < text.size() &&
+           text[strip] == ' ') {
       ++strip;
     }
-    bytes.erase(0, strip);
-    return utf8_replace_invalid_subparts(bytes);
+    text.erase(0, strip);
+    // Byte runs are valid by now; what is left is a byte-level vocabulary's partial
+    // characters (or a GGUF token text that is not UTF-8).
+    return utf8_replace_invalid_subparts(text);
   }
 
-  size_t num_unsettled_tail_bytes(std::string_view text) const override {
+  size_t num_unsettled_tail_bytes(std::span<const int32_t> ids, std::string_view text,
+                                  bool skip_special_tokens) const override {
+    return std::min(text.size(), std::max(num_tail_byte_run_bytes(ids, skip_special_tokens),
+                                          num_unsettled_clean_up_bytes(text)));
+  }
+
+  int vocab_size() const override { return static_cast<int>(pieces_.size()); }
+  int32_t bos_id() const override { return bos_; }
+  int32_t eos_id() const override { return eos_; }
+  bool is_end_of_generation(int32_t id) const override {
+    return end_of_generation_.count(id) != 0;
+  }
+
+ private:
+  // The decoded bytes of the run of byte tokens that ends `ids` (skipped special tokens
+  // do not end a run): one more byte token decodes the run anew.
+  size_t num_tail_byte_run_bytes(std::span<const int32_t> ids, bool skip_special_tokens) const {
+    ByteRun run;
+    size_t begin = ids.size();
+    while (begin > 0) {
+      const int32_t id = ids[begin - 1];
+      if (id < 0 || static_cast<size_t>(id) >= byte_values_.size()) break;
+      if (skip_special_tokens && is_special_type(vocab_.types[id])) {
+        --begin;
+        continue;
+      }
+      if (byte_values_[id] < 0) break;
+      --begin;
+    }
+    for (int32_t id : ids.subspan(begin)) {
+      if (byte_values_[id] >= 0) run.add(static_cast<char>(byte_values_[id]));
+    }
+    std::string bytes;
+    run.end(bytes);
+    return bytes.size();
+  }
+
+  size_t num_unsettled_clean_up_bytes(std::string_view text) const {
     if (!clean_spaces_) return 0;
     // clean_spaces drops a space before ?!., (known once the next character is), a space
     // on either side of a quote in " ' ", and a space before 's 'm 're 've (known two
@@ -281,17 +355,19 @@ class VocabTokenizer final : public Tokenizer {
     return text.size() - from;
   }
 
-  int vocab_size() const override { return static_cast<int>(pieces_.size()); }
-  int32_t bos_id() const override { return bos_; }
-  int32_t eos_id() const override { return eos_; }
-  bool is_end_of_generation(int32_t id) const override {
-    return end_of_generation_.count(id) != 0;
+  // The byte a token stands for in decoding, or -1. Hugging Face's ByteFallback decoder
+  // goes by the text alone (any token spelled <0xXX>, added ones too); a GGUF vocabulary
+  // marks its byte tokens by type.
+  int byte_value_of(int32_t id) const {
+    const std::string& text = vocab_.tokens[id];
+    if (is_hf()) return hf_.decode_byte_fallback ? byte_token_value(text) : -1;
+    return vocab_.types[id] == TokenType::Byte ? byte_token_value(text) : -1;
   }
 
- private:
   std::string piece_of(int32_t id) const {
     const std::string& text = vocab_.tokens[id];
-    if (is_hf() && vocab_.types[id] != TokenType::Byte) return hf_piece_of(id, /*first=*/false);
+    // Byte tokens too: without a ByteFallback decoder "<0xXX>" decodes as its text.
+    if (is_hf()) return hf_piece_of(id, /*first=*/false);
     switch (vocab_.types[id]) {
       case TokenType::Control:
       case TokenType::Unknown:
@@ -327,6 +403,7 @@ class VocabTokenizer final : public Tokenizer {
   std::unique_ptr<ModelEncoder> encoder_;
   std::unique_ptr<SpecialTokenMatcher> specials_;
   std::vector<std::string> pieces_;
+  std::vector<int16_t> byte_values_;  // byte_value_of(id), for decode()
   std::unordered_set<int32_t> end_of_generation_;
   int32_t bos_ = -1, eos_ = -1;
   bool add_bos_ = false, add_eos_ = false, add_space_prefix_ = false, clean_spaces_ = false;

@@ -95,6 +95,29 @@ OJson CompletionLogprobs::append_prompt(std::span<const int32_t> prompt_ids,
   return lists;
 }
 
+OJson prompt_logprobs_json(std::span<const int32_t> prompt_ids,
+                           std::span<const TokenLogprobs> prompt_logprobs,
+                           const Tokenizer& tokenizer) {
+  OJson list = OJson::array();
+  if (prompt_ids.empty()) return list;
+  list.push_back(nullptr);
+  const auto entry = [&](const TokenLogprob& t) {
+    return OJson{{"logprob", clamp_logprob(t.logprob)},
+                 {"rank", t.rank},
+                 {"decoded_token", token_text(tokenizer, t.token)}};
+  };
+  for (const TokenLogprobs& lp : prompt_logprobs) {
+    OJson position = OJson::object();
+    position[std::to_string(lp.sampled.token)] = entry(lp.sampled);
+    for (const TokenLogprob& t : lp.top) {
+      const std::string key = std::to_string(t.token);
+      if (!position.contains(key)) position[key] = entry(t);
+    }
+    list.push_back(std::move(position));
+  }
+  return list;
+}
+
 OJson chat_logprobs_content(std::span<const TokenLogprobs> logprobs, int num_top, const Tokenizer& tokenizer) {
   OJson content = OJson::array();
   for (const TokenLogprobs& lp : logprobs) {

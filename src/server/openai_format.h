@@ -43,6 +43,13 @@ class CompletionLogprobs {
   size_t offset_;
 };
 
+// vLLM's "prompt_logprobs" list: null for prompt token 0 (no prefix scores it), then per
+// prompt token {"<id>": {"logprob", "rank", "decoded_token"}}, the prompt token's own entry
+// first, then the top ones; prompt_logprobs holds one per prompt token from the second on.
+[[nodiscard]] OJson prompt_logprobs_json(std::span<const int32_t> prompt_ids,
+                                         std::span<const TokenLogprobs> prompt_logprobs,
+                                         const Tokenizer& tokenizer);
+
 // Chat logprobs' "content" entries: {"token", "logprob", "bytes", "top_logprobs": [...]}.
 [[nodiscard]] OJson chat_logprobs_content(std::span<const TokenLogprobs> logprobs, int num_top,
                                           const Tokenizer& tokenizer);

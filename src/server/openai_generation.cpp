@@ -227,17 +227,25 @@ void Generation::finish() {
       entry["logprobs"] = std::move(logprobs);
       entry["finish_reason"] = c.finish_reason;
       entry["stop_reason"] = reason_or_null(c.stop_reason);
+      // vLLM puts them on each completion choice, and once on a chat response.
+      if (!chat) entry["prompt_logprobs"] = prompt_logprobs_of(i / static_cast<size_t>(plan_.params.n));
       choices.push_back(std::move(entry));
     }
-    const OJson body{{"id", plan_.id},
-                     {"object", chat ? "chat.completion" : "text_completion"},
-                     {"created", plan_.created},
-                     {"model", plan_.model},
-                     {"choices", std::move(choices)},
-                     {"usage", usage_json(num_prompt, num_completion)}};
+    OJson body{{"id", plan_.id},
+               {"object", chat ? "chat.completion" : "text_completion"},
+               {"created", plan_.created},
+               {"model", plan_.model},
+               {"choices", std::move(choices)},
+               {"usage", usage_json(num_prompt, num_completion)}};
+    if (chat) body["prompt_logprobs"] = prompt_logprobs_of(0);
     exchange_->respond(http::HttpResponse{200, "application/json", dump_json(body), {}});
   }
   release_streams();
+}
+
+OJson Generation::prompt_logprobs_of(size_t sub_index) const {
+  if (!plan_.params.prompt_logprobs) return nullptr;
+  return prompt_logprobs_json(plan_.prompts[sub_index].ids, subs_[sub_index].prompt_logprobs, engine_.tokenizer());
 }
 
 void Generation::fail(const std::string& message) {

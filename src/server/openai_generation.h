@@ -74,7 +74,7 @@ class Generation : public std::enable_shared_from_this<Generation> {
     bool dequeued = false;
     RequestTimes times;
     std::optional<std::chrono::steady_clock::time_point> last_token;
-    std::vector<TokenLogprobs> prompt_logprobs;  // echo with logprobs: for every choice
+    std::vector<TokenLogprobs> prompt_logprobs;  // asked for, or echo with logprobs: for every choice
   };
   Generation(LLMEngine& engine, std::shared_ptr<http::HttpExchange> exchange, GenerationPlan plan,
              GenerationHooks hooks);
@@ -89,6 +89,8 @@ class Generation : public std::enable_shared_from_this<Generation> {
   void abort_all();
   void release_streams();
   [[nodiscard]] std::string chunk_object() const;
+  // The response's "prompt_logprobs" for one prompt: null unless the request asked.
+  [[nodiscard]] OJson prompt_logprobs_of(size_t sub_index) const;
 
   LLMEngine& engine_;
   std::shared_ptr<http::HttpExchange> exchange_;

@@ -67,6 +67,10 @@ void parse_sampling(const FieldReader& f, const ProtocolLimits& limits, Generati
     if (!r.stream) bad_request("Stream options can only be defined when `stream=True`.", "stream_options");
     if (auto v = FieldReader(*so).boolean("include_usage")) r.include_usage = *v;
   }
+  // vLLM's rule: prompt logprobs go only in a whole response (0 asks for none).
+  if (r.stream && p.prompt_logprobs && (*p.prompt_logprobs > 0 || *p.prompt_logprobs == -1)) {
+    bad_request("`prompt_logprobs` are not available when `stream=True`.", "prompt_logprobs");
+  }
 }
 
 void parse_max_tokens(const FieldReader& f, const char* name, GenerationRequest& r) {
@@ -195,8 +199,9 @@ CompletionRequest parse_completion_request(const Json& body, const ProtocolLimit
     if (*v < 0) bad_request("logprobs must be non-negative, got " + std::to_string(*v), "logprobs");
     r.params.logprobs = *v;
   }
-  if (r.echo && r.params.logprobs) {
-    // OpenAI returns the prompt's logprobs then; that needs prompt_logprobs from the engine.
+  if (r.echo && r.params.logprobs && !r.params.prompt_logprobs) {
+    // OpenAI returns the prompt's logprobs then; that needs prompt_logprobs from the engine
+    // (as many as logprobs, unless the request says how many, as in vLLM).
     r.params.prompt_logprobs = r.params.logprobs;
   }
   return r;

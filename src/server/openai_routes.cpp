@@ -43,6 +43,18 @@ std::vector<int32_t> encode_chat(const ServerContext& ctx, const ChatRequest& r)
   return ctx.engine.tokenizer().encode(text, r.add_special_tokens, /*parse_special=*/true);
 }
 
+// What both endpoints fill the same way: the ids, the served name, the clock, streaming.
+GenerationPlan plan_header(const ServerContext& ctx, ApiKind kind, const GenerationRequest& r) {
+  GenerationPlan plan;
+  plan.kind = kind;
+  plan.id = make_request_id(kind == ApiKind::Chat ? "chatcmpl-" : "cmpl-");
+  plan.model = ctx.served_name();
+  plan.created = unix_time_now();
+  plan.stream = r.stream;
+  plan.include_usage = r.include_usage;
+  return plan;
+}
+
 void start_generation(ServerContext& ctx, const std::shared_ptr<http::HttpExchange>& exchange, GenerationPlan plan) {
   int64_t num_tokens = 0;
   for (const auto& p : plan.prompts) num_tokens += static_cast<int64_t>(p.ids.size());
@@ -90,13 +102,7 @@ void handle_completions(ServerContext& ctx, const std::shared_ptr<http::HttpExch
   CompletionRequest r = parse_completion_request(body, ctx.options.limits);
   ctx.check_model(r.model);
   const Tokenizer& tok = ctx.engine.tokenizer();
-  GenerationPlan plan;
-  plan.kind = ApiKind::Completion;
-  plan.id = make_request_id("cmpl-");
-  plan.model = ctx.served_name();
-  plan.created = unix_time_now();
-  plan.stream = r.stream;
-  plan.include_usage = r.include_usage;
+  GenerationPlan plan = plan_header(ctx, ApiKind::Completion, r);
   plan.logprobs = r.params.logprobs;
   for (PromptInput& p : r.prompts) {
     GenerationPlan::Prompt prompt;
@@ -117,13 +123,7 @@ void handle_chat_completions(ServerContext& ctx, const std::shared_ptr<http::Htt
                              const Json& body) {
   ChatRequest r = parse_chat_request(body, ctx.options.limits);
   ctx.check_model(r.model);
-  GenerationPlan plan;
-  plan.kind = ApiKind::Chat;
-  plan.id = make_request_id("chatcmpl-");
-  plan.model = ctx.served_name();
-  plan.created = unix_time_now();
-  plan.stream = r.stream;
-  plan.include_usage = r.include_usage;
+  GenerationPlan plan = plan_header(ctx, ApiKind::Chat, r);
   if (r.logprobs) plan.logprobs = r.top_logprobs;
   GenerationPlan::Prompt prompt;
   prompt.ids = encode_chat(ctx, r);

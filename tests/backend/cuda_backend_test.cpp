@@ -140,6 +140,24 @@ TEST(CudaBackend, MatmulAndEmbeddingMatchCpuOnBf16Weights) {
       gpu->matmul(xg, wg, og);
       EXPECT_LT(relative_error(back(*gpu, og), back(*cpu, oc)), 1e-5) << m << "x" << k << " n " << n;
     }
+    // One input, two matmuls (the GPU converts it to BF16 once), an in-place op on it (the
+    // copy must be redone), a third matmul.
+    {
+      const auto x = bf16_values(rng, size_t(5 * k));
+      Tensor xc = on(*cpu, x, {5, k}), xg = on(*gpu, x, {5, k});
+      Tensor oc1 = cpu->alloc(DType::F32, {5, m}), og1 = gpu->alloc(DType::F32, {5, m});
+      Tensor oc2 = cpu->alloc(DType::F32, {5, m}), og2 = gpu->alloc(DType::F32, {5, m});
+      cpu->matmul(xc, wc, oc1);
+      gpu->matmul(xg, wg, og1);
+      cpu->matmul(xc, wc, oc2);
+      gpu->matmul(xg, wg, og2);
+      EXPECT_EQ(back(*gpu, og1), back(*gpu, og2));
+      cpu->scale(xc, 0.5f);  // exact in BF16
+      gpu->scale(xg, 0.5f);
+      cpu->matmul(xc, wc, oc2);
+      gpu->matmul(xg, wg, og2);
+      EXPECT_LT(relative_error(back(*gpu, og2), back(*cpu, oc2)), 1e-5) << "after an in-place op on the input";
+    }
     // The weight as an embedding table: rows come back exactly.
     std::vector<int32_t> ids = {0, static_cast<int32_t>(m - 1), 5, 5, 17};
     Tensor ec = cpu->alloc(DType::F32, {5, k}), eg = gpu->alloc(DType::F32, {5, k});
@@ -151,11 +169,63 @@ TEST(CudaBackend, MatmulAndEmbeddingMatchCpuOnBf16Weights) {
   }
 }
 
+std::unique_ptr<Backend> batch_invariant_gpu() {
+  setenv("PAGODA_BATCH_INVARIANT", "1", 1);
+  std::unique_ptr<Backend> gpu = make_backend("cuda");
+  unsetenv("PAGODA_BATCH_INVARIANT");
+  return gpu;
+}
+
+// Norms and gated activations hand the next matmul a BF16 copy of their output: the
+// matmul must see exactly what they wrote (here already BF16-representable, so exact vs CPU
+// up to summation order, as in MatmulAndEmbeddingMatchCpuOnBf16Weights).
+TEST(CudaBackend, MatmulAfterNormAndActivationReadsTheirOutput) {
+  PAGODA_NEED_GPU();
+  auto& [cpu, gpu] = backends();
+  std::mt19937 rng(6);
+  const int64_t n = 9, k = 576, m = 1536;
+  const auto w = bf16_values(rng, size_t(m * k), 0.05f);
+  const Tensor wc = cpu->upload(Tensor::view(DType::F32, {m, k}, w.data()));
+  const Tensor wg = gpu->upload(Tensor::view(DType::F32, {m, k}, w.data()));
+  const Tensor w2c = cpu->upload(Tensor::view(DType::F32, {k, m}, w.data()));
+  const Tensor w2g = gpu->upload(Tensor::view(DType::F32, {k, m}, w.data()));
+  const std::vector<float> ones(size_t(k), 1.0f);
+  const Tensor nc = cpu->upload(Tensor::view(DType::F32, {k}, ones.data()));
+  const Tensor ng = gpu->upload(Tensor::view(DType::F32, {k}, ones.data()));
+  const auto x = random_values(rng, size_t(n * k));
+  Tensor xc = on(*cpu, x, {n, k}), xg = on(*gpu, x, {n, k});
+  cpu->rms_norm(xc, nc, 1e-6f, xc);
+  gpu->rms_norm(xg, ng, 1e-6f, xg);
+  Tensor hc = cpu->alloc(DType::F32, {n, m}), hg = gpu->alloc(DType::F32, {n, m});
+  Tensor uc = cpu->alloc(DType::F32, {n, m}), ug = gpu->alloc(DType::F32, {n, m});
+  cpu->matmul(xc, wc, hc);
+  gpu->matmul(xg, wg, hg);
+  cpu->matmul(xc, wc, uc);
+  gpu->matmul(xg, wg, ug);
+  // The GPU rounds the norm's output to BF16 for the GEMM; the CPU does not: bf16 tolerance.
+  EXPECT_LT(relative_error(back(*gpu, hg), back(*cpu, hc)), 1e-2);
+  cpu->silu_mul(hc, uc, hc);
+  gpu->silu_mul(hg, ug, hg);
+  Tensor dc = cpu->alloc(DType::F32, {n, k}), dg = gpu->alloc(DType::F32, {n, k});
+  cpu->matmul(hc, w2c, dc);
+  gpu->matmul(hg, w2g, dg);
+  EXPECT_LT(relative_error(back(*gpu, dg), back(*cpu, dc)), 2e-2);
+  // And the same GPU result as converting the activation afresh (copy_from_host of it).
+  const std::vector<float> h_host = back(*gpu, hg);
+  Tensor h2 = on(*gpu, h_host, {n, m});
+  Tensor d2 = gpu->alloc(DType::F32, {n, k});
+  gpu->matmul(h2, w2g, d2);
+  EXPECT_EQ(back(*gpu, d2), back(*gpu, dg));
+}
+
 // Ragged batches over scattered paged blocks: a decode, a prefill chunk after cached
-// context, and a whole prefill, with GQA, for every supported kind of attention.
+// context, and a whole prefill, with GQA, for every supported kind of attention; split
+// into partial softmaxes (this small batch does not fill the GPU) and, in batch-invariant
+// mode, in one pass.
 TEST(CudaBackend, PagedAttentionMatchesCpuOnRaggedBatches) {
   PAGODA_NEED_GPU();
   auto& [cpu, gpu] = backends();
+  std::unique_ptr<Backend> one_pass = batch_invariant_gpu();
   std::mt19937 rng(4);
   struct Case {
     int64_t heads, kv_heads, head_dim;
@@ -204,15 +274,18 @@ TEST(CudaBackend, PagedAttentionMatchesCpuOnRaggedBatches) {
     gpu->paged_attention(on(*gpu, q, q_shape), kg, vg, meta, scale, c.window, c.softcap, og);
     EXPECT_LT(relative_error(back(*gpu, og), back(*cpu, oc)), 1e-5)
         << "heads " << c.heads << "/" << c.kv_heads << " head_dim " << c.head_dim << " window " << c.window;
+
+    Tensor k1 = on(*one_pass, back(*gpu, kg), cache_shape), v1 = on(*one_pass, back(*gpu, vg), cache_shape);
+    Tensor o1 = one_pass->alloc(DType::F32, q_shape);
+    one_pass->paged_attention(on(*one_pass, q, q_shape), k1, v1, meta, scale, c.window, c.softcap, o1);
+    EXPECT_LT(relative_error(back(*one_pass, o1), back(*cpu, oc)), 1e-5) << "one pass, head_dim " << c.head_dim;
   }
 }
 
 // With PAGODA_BATCH_INVARIANT a row's GEMM result does not depend on how many rows share it.
 TEST(CudaBackend, BatchInvariantMatmulGivesEveryRowTheSameBits) {
   PAGODA_NEED_GPU();
-  setenv("PAGODA_BATCH_INVARIANT", "1", 1);
-  std::unique_ptr<Backend> gpu = make_backend("cuda");
-  unsetenv("PAGODA_BATCH_INVARIANT");
+  std::unique_ptr<Backend> gpu = batch_invariant_gpu();
   std::mt19937 rng(5);
   const int64_t m = 2048, k = 1024;
   const auto w = random_values(rng, size_t(m * k), 0.05f);

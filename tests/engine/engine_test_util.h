@@ -18,7 +18,12 @@
 
 namespace pagoda::testing {
 
-inline std::string smollm2_path() { return model_cache_dir() + "/SmolLM2-135M-Instruct.Q4_1.gguf"; }
+// The engine tests' model: SmolLM2 from the model cache, or PAGODA_TEST_MODEL (any checkpoint
+// with a tokenizer: the device machine, which cannot receive the GGUF, builds one there).
+inline std::string smollm2_path() {
+  const char* model = std::getenv("PAGODA_TEST_MODEL");
+  return model != nullptr && *model != '\0' ? model : model_cache_dir() + "/SmolLM2-135M-Instruct.Q4_1.gguf";
+}
 
 inline bool skip_slow() { return std::getenv("PAGODA_SKIP_SLOW") != nullptr; }
 

@@ -59,20 +59,14 @@ def test_incremental_deltas_add_up_to_tokenizers_decode(pagoda_bin, tok, skip_sp
     assert len(lines) == len(seqs)
     # pagoda's whole-sequence decode, to tell a detokenizer fault from a decode() one.
     whole = pagoda(pagoda_bin, "detokenize", str(path), *flags, stdin=stdin)
-    bad, decode_differs = [], 0
+    bad, with_fffd = [], 0
     for ids, line, whole_line in zip(seqs, lines, whole):
         deltas = json.loads(line)
         assert len(deltas) == len(ids) + 1, "one delta per id, then the flushed rest"
         expected = lib.decode(ids, skip_special_tokens=skip_special)
+        with_fffd += FFFD in expected
         joined = "".join(deltas)
         assert joined == json.loads(whole_line), f"{name}: deltas of {ids} != pagoda decode"
-        if json.loads(whole_line) != expected:
-            # Known decode() difference, not the detokenizer's: an invalid run of
-            # byte-fallback tokens is one U+FFFD per maximal subpart in pagoda, one per
-            # byte token in the library. Counted, and bounded below.
-            assert FFFD in expected, f"{name}: decode() of {ids} differs without U+FFFD"
-            decode_differs += 1
-            continue
         if joined != expected:
             bad.append((ids, expected, deltas))
             continue
@@ -83,4 +77,4 @@ def test_incremental_deltas_add_up_to_tokenizers_decode(pagoda_bin, tok, skip_sp
                     bad.append((ids, expected, deltas))
             at += len(d)
     assert not bad, f"{name}: {len(bad)} of {len(seqs)} differ, first: {bad[0]}"
-    assert decode_differs <= len(seqs) // 5, f"{name}: decode() differs on {decode_differs}"
+    assert with_fffd > 0, f"{name}: no sequence decodes to U+FFFD (invalid runs untested)"

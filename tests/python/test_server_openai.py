@@ -245,3 +245,55 @@ def test_echo_with_logprobs_scores_the_prompt(pagoda_server, client, hf_tokenize
     stream = list(client.completions.create(prompt=PROMPT, echo=True, stream=True, **args))
     streamed = [t for c in stream if c.choices and c.choices[0].logprobs for t in c.choices[0].logprobs.tokens]
     assert streamed == lp.tokens
+
+
+def check_prompt_logprobs(plp, ids, hf_tokenizer, echo_logprobs, k):
+    """vLLM's prompt_logprobs layout, each prompt token's logprob as echo+logprobs scores it."""
+    assert len(plp) == len(ids) and plp[0] is None
+    for pos in range(1, len(ids)):
+        entries = plp[pos]
+        own = entries[str(ids[pos])]  # the actual prompt token is always there
+        assert own["decoded_token"] == hf_tokenizer.decode([ids[pos]], skip_special_tokens=False)
+        assert own["logprob"] == pytest.approx(echo_logprobs[pos], abs=1e-4), pos
+        assert own["rank"] >= 1
+        # The top k (ranks 1..k), plus the prompt token when it is not among them.
+        ranks = sorted(e["rank"] for e in entries.values())
+        assert ranks[:k] == list(range(1, k + 1)) and len(entries) in (k, k + 1), entries
+        for e in entries.values():
+            assert e["decoded_token"] is not None and e["logprob"] <= 0
+            for other in entries.values():
+                if e["rank"] < other["rank"]:
+                    assert e["logprob"] >= other["logprob"] - 1e-6, entries
+
+
+def test_prompt_logprobs_as_vllm(pagoda_server, client, hf_tokenizer):
+    ids = tokenize(pagoda_server, prompt=PROMPT)["tokens"]
+    args = dict(model=pagoda_server.model, max_tokens=2, temperature=0)
+    echo = client.completions.create(prompt=PROMPT, echo=True, logprobs=2, **args).choices[0].logprobs
+    r = client.completions.create(prompt=PROMPT, extra_body={"prompt_logprobs": 2}, n=1, **args)
+    check_prompt_logprobs(r.choices[0].model_extra["prompt_logprobs"], ids, hf_tokenizer, echo.token_logprobs, 2)
+    # Every choice of every prompt carries its own prompt's list (vLLM's CompletionResponseChoice).
+    other = "Paris is the capital of"
+    other_ids = tokenize(pagoda_server, prompt=other)["tokens"]
+    other_echo = client.completions.create(prompt=other, echo=True, logprobs=2, **args).choices[0].logprobs
+    both = client.completions.create(prompt=[PROMPT, other], extra_body={"prompt_logprobs": 2}, **args)
+    check_prompt_logprobs(both.choices[0].model_extra["prompt_logprobs"], ids, hf_tokenizer, echo.token_logprobs, 2)
+    check_prompt_logprobs(both.choices[1].model_extra["prompt_logprobs"], other_ids, hf_tokenizer,
+                          other_echo.token_logprobs, 2)
+    # Not asked: null, as vLLM writes it.
+    plain = client.completions.create(prompt=PROMPT, **args)
+    assert plain.choices[0].model_extra["prompt_logprobs"] is None
+
+
+def test_chat_prompt_logprobs_on_the_response(pagoda_server, client, hf_tokenizer):
+    args = dict(model=pagoda_server.model, messages=MESSAGES, max_tokens=2, temperature=0)
+    r = client.chat.completions.create(extra_body={"prompt_logprobs": 1}, **args)
+    plp = r.model_extra["prompt_logprobs"]  # vLLM: once, on ChatCompletionResponse
+    assert "prompt_logprobs" not in (r.choices[0].model_extra or {})
+    ids = tokenize(pagoda_server, messages=MESSAGES, add_generation_prompt=True)["tokens"]
+    assert len(ids) == r.usage.prompt_tokens
+    # The same ids as a completions prompt: scored the same way.
+    echo = client.completions.create(model=pagoda_server.model, prompt=ids, echo=True, logprobs=1, max_tokens=1,
+                                     temperature=0).choices[0].logprobs
+    check_prompt_logprobs(plp, ids, hf_tokenizer, echo.token_logprobs, 1)
+    assert client.chat.completions.create(**args).model_extra["prompt_logprobs"] is None

@@ -17,6 +17,7 @@ namespace {
 
 using testing::ClientResponse;
 using testing::ExchangeQueue;
+using testing::fetch;
 using testing::RunningServer;
 using testing::TestClient;
 using testing::make_request;
@@ -48,10 +49,9 @@ nlohmann::json expect_error(const ClientResponse& response, int status) {
 
 TEST(HttpServer, PostRoundTripWithBodyAndHeaders) {
   RunningServer server({}, echo);
-  TestClient client(server.port());
-  client.send(make_request("POST", "/v1/echo?x=1&y=2", "{\"hello\": \"world\"}",
-                           "X-Custom: Some Value\r\n"));
-  const ClientResponse response = client.read_response();
+  const ClientResponse response = fetch(server.port(), make_request("POST", "/v1/echo?x=1&y=2",
+                                                                     "{\"hello\": \"world\"}",
+                                                                     "X-Custom: Some Value\r\n"));
   EXPECT_EQ(response.status, 200);
   EXPECT_EQ(response.header("content-type"), "application/json");
   EXPECT_EQ(response.header("x-reply"), "yes");
@@ -116,11 +116,8 @@ TEST(HttpServer, OversizedBodyGets413AndHandlerNeverRuns) {
                 "a\r\n0123456789\r\na\r\n0123456789\r\n0\r\n\r\n");
     expect_error(client.read_response(), 413);
   }
-  {  // At the limit is fine.
-    TestClient client(server.port());
-    client.send(make_request("POST", "/ok", std::string(16, 'y')));
-    EXPECT_EQ(client.read_response().status, 200);
-  }
+  // At the limit is fine.
+  EXPECT_EQ(fetch(server.port(), make_request("POST", "/ok", std::string(16, 'y'))).status, 200);
   EXPECT_EQ(calls.count(), 1);
 }
 
@@ -209,10 +206,8 @@ TEST(HttpServer, ConnectionsBeyondTheLimitAreClosed) {
   EXPECT_TRUE(c.wait_closed());
   a.close();  // a slot frees up
   EXPECT_TRUE(testing::eventually([&] {
-    TestClient d(server.port());
-    d.send(make_request("GET", "/"));
     try {
-      return d.read_response().status == 200;
+      return fetch(server.port(), make_request("GET", "/")).status == 200;
     } catch (const std::exception&) {
       return false;
     }

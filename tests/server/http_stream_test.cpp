@@ -20,6 +20,7 @@ using testing::ClientResponse;
 using testing::Counter;
 using testing::eventually;
 using testing::ExchangeQueue;
+using testing::fetch;
 using testing::RunningServer;
 using testing::TestClient;
 using testing::make_request;
@@ -211,12 +212,8 @@ TEST(HttpStream, StopLetsAnswersFinishWithinTheGracePeriod) {
   exchange->on_disconnect([&] { disconnects.add(); });
   std::thread stopper([&] { server.stop(30.0); });
   std::this_thread::sleep_for(std::chrono::milliseconds(100));
-  auto late_request = [&] {
-    TestClient late(server.port(), 1);
-    late.send(make_request("GET", "/"));
-    late.read_response();
-  };
-  EXPECT_THROW(late_request(), std::exception);  // no longer accepting
+  // No longer accepting.
+  EXPECT_THROW((void)fetch(server.port(), make_request("GET", "/"), 1), std::exception);
   exchange->respond(HttpResponse{200, "text/plain", "made it", {}});
   const ClientResponse response = client.read_response();
   stopper.join();  // run() returned without waiting out the 30 s

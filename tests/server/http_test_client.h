@@ -183,4 +183,12 @@ class TestClient {
   std::string buffered_;
 };
 
+// Connects, sends `request` and reads the one answer; the connection then closes. Throws
+// std::runtime_error when the server refuses, closes early or the timeout passes.
+inline ClientResponse fetch(int port, std::string_view request, int timeout_s = 10) {
+  TestClient client(port, timeout_s);
+  client.send(request);
+  return client.read_response();
+}
+
 }  // namespace pagoda::http::testing

@@ -2,6 +2,7 @@
 // cuBLASLt calls on one stream (see cuda_backend.h).
 #include "backend/cuda/cuda_backend.h"
 
+#include <algorithm>
 #include <cstdlib>
 #include <cstring>
 #include <string>
@@ -51,10 +52,12 @@ class CudaBackend final : public Backend {
         stream_(stream_owner_->stream),
         mirror_(stream_),
         uploader_(stream_),
-        gemm_(stream_, env_flag("PAGODA_BATCH_INVARIANT")) {
+        batch_invariant_(env_flag("PAGODA_BATCH_INVARIANT")),
+        gemm_(stream_, batch_invariant_) {
     cudaDeviceProp prop{};
     check(cudaGetDeviceProperties(&prop, device), "cudaGetDeviceProperties");
     name_ = std::string("cuda-") + prop.name;
+    num_sms_ = prop.multiProcessorCount;
   }
 
   ~CudaBackend() override { cudaStreamSynchronize(stream_); }
@@ -62,12 +65,14 @@ class CudaBackend final : public Backend {
   [[nodiscard]] std::string name() const override { return name_; }
 
   [[nodiscard]] Tensor alloc(DType dtype, Shape shape) override {
+    forget_bf16_copy();
     Tensor t = scratch(dtype, std::move(shape));
     check(cudaMemsetAsync(t.raw(), 0, t.nbytes(), stream_), "cudaMemsetAsync");
     return t;
   }
 
   [[nodiscard]] Tensor scratch(DType dtype, Shape shape) override {
+    forget_bf16_copy();
     const Tensor probe = Tensor::view(dtype, shape, nullptr);
     const size_t bytes = std::max<size_t>(probe.nbytes(), 1);
     void* p = nullptr;
@@ -78,6 +83,7 @@ class CudaBackend final : public Backend {
   }
 
   [[nodiscard]] Tensor upload(const Tensor& host) override {
+    forget_bf16_copy();
     if (host.dtype() == DType::I32) fail("upload: I32 tensors are not weights");
     Tensor dev = scratch(host.ndim() <= 1 ? DType::F32 : DType::BF16, host.shape());
     uploader_.copy(host, dev);
@@ -91,6 +97,7 @@ class CudaBackend final : public Backend {
   }
 
   void copy_from_host(const float* src, Tensor& dst) override {
+    forget_bf16_copy();
     require(dst, DType::F32, "copy_from_host", "the tensor");
     check(cudaMemcpyAsync(dst.raw(), src, dst.nbytes(), cudaMemcpyHostToDevice, stream_), "cudaMemcpyAsync");
     check(cudaStreamSynchronize(stream_), "copy_from_host");
@@ -103,6 +110,7 @@ class CudaBackend final : public Backend {
   }
 
   void embedding(const Tensor& table, const int32_t* ids, int n, Tensor& out) override {
+    forget_bf16_copy();
     require(out, DType::F32, "embedding", "out");
     if (table.ndim() != 2) fail("embedding: table must be 2-d, got ", shape_string(table.shape()));
     const int64_t vocab = table.dim(0), dim = table.dim(1);
@@ -123,6 +131,7 @@ class CudaBackend final : public Backend {
   }
 
   void rms_norm(const Tensor& x, const Tensor& weight, float eps, Tensor& out) override {
+    forget_bf16_copy();
     require(x, DType::F32, "rms_norm", "x");
     require(weight, DType::F32, "rms_norm", "weight");
     require(out, DType::F32, "rms_norm", "out");
@@ -131,7 +140,8 @@ class CudaBackend final : public Backend {
     if (dim == 0 || x.numel() % dim != 0) {
       fail("rms_norm: x ", shape_string(x.shape()), " is not rows of weight ", shape_string(weight.shape()));
     }
-    cuda::rms_norm(x.data<float>(), weight.data<float>(), eps, x.numel() / dim, dim, out.data<float>(), stream_);
+    cuda::rms_norm(x.data<float>(), weight.data<float>(), eps, x.numel() / dim, dim, out.data<float>(),
+                   bf16_copy_of(out), stream_);
   }
 
   void matmul(const Tensor& x, const Tensor& w, Tensor& out) override {
@@ -146,12 +156,20 @@ class CudaBackend final : public Backend {
     const int64_t n = x.numel() / k;
     if (out.numel() != n * m) fail("matmul: out ", shape_string(out.shape()), " is not [", n, ", ", m, "]");
     PAGODA_CHECK(out.raw() != x.raw());
-    __nv_bfloat16* xb = bf16_buffer(n * k);
-    to_bf16(x.data<float>(), xb, n * k, stream_);
-    gemm_.run(xb, n, k, w.data<__nv_bfloat16>(), m, out.data<float>());
+    // Consecutive matmuls of one input (q, k, v; gate, up) convert it once.
+    if (bf16_source_ != x.raw() || bf16_source_numel_ != n * k) {
+      to_bf16(x.data<float>(), bf16_buffer(n * k), n * k, stream_);
+      bf16_source_ = x.raw();
+      bf16_source_numel_ = n * k;
+    }
+    gemm_.run(bf16_.data<__nv_bfloat16>(), n, k, w.data<__nv_bfloat16>(), m, out.data<float>());
+    const auto* o = static_cast<const uint8_t*>(out.raw());
+    const auto* src = static_cast<const uint8_t*>(bf16_source_);
+    if (o < src + n * k * 4 && src < o + out.nbytes()) forget_bf16_copy();
   }
 
   void add_bias(Tensor& x, const Tensor& bias) override {
+    forget_bf16_copy();
     require(x, DType::F32, "add_bias", "x");
     require(bias, DType::F32, "add_bias", "bias");
     const int64_t dim = bias.numel();
@@ -162,6 +180,7 @@ class CudaBackend final : public Backend {
   }
 
   void add(Tensor& x, const Tensor& y) override {
+    forget_bf16_copy();
     require(x, DType::F32, "add", "x");
     require(y, DType::F32, "add", "y");
     require_same(x, y, "add");
@@ -169,27 +188,32 @@ class CudaBackend final : public Backend {
   }
 
   void scale(Tensor& x, float s) override {
+    forget_bf16_copy();
     require(x, DType::F32, "scale", "x");
     cuda::scale(x.data<float>(), s, x.numel(), stream_);
   }
 
   void softcap(Tensor& x, float cap) override {
+    forget_bf16_copy();
     require(x, DType::F32, "softcap", "x");
     if (!(cap > 0)) fail("softcap: cap must be positive");
     cuda::softcap(x.data<float>(), cap, x.numel(), stream_);
   }
 
   void silu_mul(const Tensor& gate, const Tensor& up, Tensor& out) override {
+    forget_bf16_copy();
     check_gated(gate, up, out, "silu_mul");
-    cuda::silu_mul(gate.data<float>(), up.data<float>(), out.data<float>(), gate.numel(), stream_);
+    cuda::silu_mul(gate.data<float>(), up.data<float>(), out.data<float>(), bf16_copy_of(out), gate.numel(), stream_);
   }
 
   void gelu_mul(const Tensor& gate, const Tensor& up, Tensor& out) override {
+    forget_bf16_copy();
     check_gated(gate, up, out, "gelu_mul");
-    cuda::gelu_mul(gate.data<float>(), up.data<float>(), out.data<float>(), gate.numel(), stream_);
+    cuda::gelu_mul(gate.data<float>(), up.data<float>(), out.data<float>(), bf16_copy_of(out), gate.numel(), stream_);
   }
 
   void rope(Tensor& x, const int32_t* positions, const RopeConfig& config) override {
+    forget_bf16_copy();
     require(x, DType::F32, "rope", "x");
     if (x.ndim() != 3) fail("rope: x must be [tokens, heads, head_dim], got ", shape_string(x.shape()));
     if (config.rot_dim <= 0 || config.rot_dim % 2 != 0 || config.rot_dim > x.dim(2) || config.inv_freq == nullptr) {
@@ -203,6 +227,7 @@ class CudaBackend final : public Backend {
 
   void write_kv(const Tensor& k, const Tensor& v, Tensor& k_cache, Tensor& v_cache,
                 const AttentionMetadata& meta) override {
+    forget_bf16_copy();
     const PagedKv layout = cache_layout(k_cache, v_cache, "write_kv");
     require(k, DType::F32, "write_kv", "k");
     require(v, DType::F32, "write_kv", "v");
@@ -222,6 +247,7 @@ class CudaBackend final : public Backend {
 
   void paged_attention(const Tensor& q, const Tensor& k_cache, const Tensor& v_cache, const AttentionMetadata& meta,
                        float scale, int sliding_window, float softcap, Tensor& out) override {
+    forget_bf16_copy();
     const PagedKv layout = cache_layout(k_cache, v_cache, "paged_attention");
     require(q, DType::F32, "paged_attention", "q");
     require(out, DType::F32, "paged_attention", "out");
@@ -249,7 +275,17 @@ class CudaBackend final : public Backend {
     a.scale = scale;
     a.sliding_window = sliding_window;
     a.softcap = softcap;
-    cuda::paged_attention(a, layout, stream_);
+    AttentionSplit split;
+    int max_context = 0;
+    for (int s = 0; s < meta.num_seqs; ++s) max_context = std::max(max_context, meta.seq_lens[s]);
+    if (!batch_invariant_) split.num_splits = attention_splits(meta.num_tokens, a.num_heads, max_context, num_sms_);
+    Tensor workspace;
+    if (split.num_splits > 1) {
+      split.split_keys = (max_context + split.num_splits - 1) / split.num_splits;
+      workspace = scratch(DType::F32, {split.num_splits, meta.num_tokens, num_heads, layout.head_dim + 2});
+      split.workspace = workspace.data<float>();
+    }
+    cuda::paged_attention(a, layout, split, stream_);
   }
 
  private:
@@ -296,6 +332,18 @@ class CudaBackend final : public Backend {
     return {k_cache.data<float>(), v_cache.data<float>(), k_cache.dim(1), k_cache.dim(2), k_cache.dim(3)};
   }
 
+  // bf16_ holds the BF16 copy of the F32 tensor at bf16_source_ until any op other than a
+  // matmul runs (any of them may write device memory) or a matmul writes over the source.
+  void forget_bf16_copy() { bf16_source_ = nullptr; }
+  // For ops whose output usually feeds a matmul next (norms, gated activations): where they
+  // write the BF16 copy of out along with out itself.
+  __nv_bfloat16* bf16_copy_of(const Tensor& out) {
+    __nv_bfloat16* copy = bf16_buffer(out.numel());
+    bf16_source_ = out.raw();
+    bf16_source_numel_ = out.numel();
+    return copy;
+  }
+
   // The BF16 copy of a matmul's activations; grows, never shrinks (one stream: reuse is safe).
   __nv_bfloat16* bf16_buffer(int64_t n) {
     if (bf16_.numel() < n) bf16_ = scratch(DType::BF16, {n});
@@ -306,8 +354,14 @@ class CudaBackend final : public Backend {
   cudaStream_t stream_;
   DeviceMirror mirror_;
   WeightUploader uploader_;
+  // PAGODA_BATCH_INVARIANT (as vLLM's VLLM_BATCH_INVARIANT): every row is computed the same
+  // way whatever the batch (fixed GEMM algorithms, unsplit attention), at some speed.
+  bool batch_invariant_;
   LtGemm gemm_;
+  int num_sms_ = 0;
   Tensor bf16_;
+  const void* bf16_source_ = nullptr;
+  int64_t bf16_source_numel_ = 0;
   std::string name_;
 };
 

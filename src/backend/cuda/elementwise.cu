@@ -49,18 +49,24 @@ void softcap(float* x, float cap, int64_t n, cudaStream_t stream) {
   launch(n, stream, "softcap", [=] __device__(int64_t i) { x[i] = cap * tanhf(x[i] / cap); });
 }
 
-void silu_mul(const float* gate, const float* up, float* out, int64_t n, cudaStream_t stream) {
+void silu_mul(const float* gate, const float* up, float* out, __nv_bfloat16* out_bf16, int64_t n,
+              cudaStream_t stream) {
   launch(n, stream, "silu_mul", [=] __device__(int64_t i) {
     const float g = gate[i];
-    out[i] = g / (1.0f + expf(-g)) * up[i];
+    const float v = g / (1.0f + expf(-g)) * up[i];
+    out[i] = v;
+    if (out_bf16 != nullptr) out_bf16[i] = __float2bfloat16_rn(v);
   });
 }
 
-void gelu_mul(const float* gate, const float* up, float* out, int64_t n, cudaStream_t stream) {
+void gelu_mul(const float* gate, const float* up, float* out, __nv_bfloat16* out_bf16, int64_t n,
+              cudaStream_t stream) {
   launch(n, stream, "gelu_mul", [=] __device__(int64_t i) {
     const float g = gate[i];
     const float inner = 0.7978845608028654f * (g + 0.044715f * g * g * g);  // sqrt(2/pi)
-    out[i] = 0.5f * g * (1.0f + tanhf(inner)) * up[i];
+    const float v = 0.5f * g * (1.0f + tanhf(inner)) * up[i];
+    out[i] = v;
+    if (out_bf16 != nullptr) out_bf16[i] = __float2bfloat16_rn(v);
   });
 }
 

@@ -15,13 +15,16 @@ void add(float* x, const float* y, int64_t n, cudaStream_t stream);
 void add_bias(float* x, const float* bias, int64_t rows, int64_t dim, cudaStream_t stream);
 void scale(float* x, float s, int64_t n, cudaStream_t stream);
 void softcap(float* x, float cap, int64_t n, cudaStream_t stream);
-// out = act(gate) * up; out may be gate. gelu is the tanh approximation.
-void silu_mul(const float* gate, const float* up, float* out, int64_t n, cudaStream_t stream);
-void gelu_mul(const float* gate, const float* up, float* out, int64_t n, cudaStream_t stream);
-
-// out = x / rms(x) * weight per row (norm.cu); out may be x.
-void rms_norm(const float* x, const float* weight, float eps, int64_t rows, int64_t dim, float* out,
+// out = act(gate) * up; out may be gate. gelu is the tanh approximation. out_bf16 (may be
+// null) receives a BF16 copy of out, the next matmul's input, saving a conversion pass.
+void silu_mul(const float* gate, const float* up, float* out, __nv_bfloat16* out_bf16, int64_t n,
               cudaStream_t stream);
+void gelu_mul(const float* gate, const float* up, float* out, __nv_bfloat16* out_bf16, int64_t n,
+              cudaStream_t stream);
+
+// out = x / rms(x) * weight per row (norm.cu); out may be x; out_bf16 as for silu_mul.
+void rms_norm(const float* x, const float* weight, float eps, int64_t rows, int64_t dim, float* out,
+              __nv_bfloat16* out_bf16, cudaStream_t stream);
 
 // Rotates x [tokens, heads, head_dim] in place (rope.cu); inv_freq has rot_dim / 2 entries.
 void rope(float* x, int64_t tokens, int64_t heads, int64_t head_dim, const int32_t* positions,
@@ -62,6 +65,20 @@ struct AttentionArgs {
   float softcap;
 };
 
-void paged_attention(const AttentionArgs& args, const PagedKv& kv, cudaStream_t stream);
+// How a launch splits each context (flash-decoding): num_splits <= 1 runs one pass; else
+// split z of a token covers split_keys keys, and workspace holds
+// num_splits * num_tokens * num_heads * (head_dim + 2) floats.
+struct AttentionSplit {
+  int num_splits = 1;
+  int split_keys = 0;
+  float* workspace = nullptr;
+};
+
+// How many splits fill the GPU: enough (token, head-group, split) blocks for ~4 per SM, each
+// split at least 32 keys. Depends on the batch, so it is 1 in batch-invariant mode.
+int attention_splits(int num_tokens, int num_heads, int max_context, int num_sms);
+
+void paged_attention(const AttentionArgs& args, const PagedKv& kv, const AttentionSplit& split,
+                     cudaStream_t stream);
 
 }  // namespace pagoda::cuda

@@ -19,21 +19,27 @@ __device__ float block_sum(float v) {
   return v;  // every thread holds the total
 }
 
-__global__ void rms_norm_kernel(const float* x, const float* weight, float eps, int64_t dim, float* out) {
+// out_bf16 (may be null) receives a BF16 copy of out: the next matmul's input.
+__global__ void rms_norm_kernel(const float* x, const float* weight, float eps, int64_t dim, float* out,
+                                __nv_bfloat16* out_bf16) {
   const float* row = x + blockIdx.x * dim;
   float* dst = out + blockIdx.x * dim;
   float sum = 0.0f;
   for (int64_t i = threadIdx.x; i < dim; i += kThreads) sum += row[i] * row[i];
   const float inv = rsqrtf(block_sum(sum) / static_cast<float>(dim) + eps);
-  for (int64_t i = threadIdx.x; i < dim; i += kThreads) dst[i] = row[i] * inv * weight[i];
+  for (int64_t i = threadIdx.x; i < dim; i += kThreads) {
+    const float v = row[i] * inv * weight[i];
+    dst[i] = v;
+    if (out_bf16 != nullptr) out_bf16[blockIdx.x * dim + i] = __float2bfloat16_rn(v);
+  }
 }
 
 }  // namespace
 
 void rms_norm(const float* x, const float* weight, float eps, int64_t rows, int64_t dim, float* out,
-              cudaStream_t stream) {
+              __nv_bfloat16* out_bf16, cudaStream_t stream) {
   if (rows <= 0) return;
-  rms_norm_kernel<<<static_cast<unsigned>(rows), kThreads, 0, stream>>>(x, weight, eps, dim, out);
+  rms_norm_kernel<<<static_cast<unsigned>(rows), kThreads, 0, stream>>>(x, weight, eps, dim, out, out_bf16);
   check_launch("rms_norm");
 }
 

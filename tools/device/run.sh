@@ -1,0 +1,39 @@
+#!/usr/bin/env bash
+# What one call of the device machine runs (from the repository root there). Built here with
+# tools/device/pack.sh, which puts the binaries and the shared libraries the device image
+# lacks into .dev/ (git-ignored; named in the call's `carry`). Usage on the device:
+#   tools/device/run.sh tests|logits|bench|all
+# Writes logs and report.json under $OUT.
+set -uo pipefail
+what=${1:-all}
+out=${OUT:-/tmp/pagoda-out}
+mkdir -p "$out" .dev/lib
+[ -f .dev/libs.tar.gz ] && tar -xzf .dev/libs.tar.gz -C .dev/lib
+for f in .dev/bin/*.gz; do [ -f "$f" ] && gunzip -f "$f"; done
+chmod +x .dev/bin/* 2>/dev/null
+cublas=$(find / -name 'libcublasLt.so.13*' -not -path '/proc/*' 2>/dev/null | head -1)
+export LD_LIBRARY_PATH="$PWD/.dev/lib:$(dirname "${cublas:-/x/x}")${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+nvidia-smi --query-gpu=name,memory.total,memory.used,clocks.sm,clocks.mem --format=csv
+ldd .dev/bin/pagoda | grep -i "not found"
+
+if [[ $what == tests || $what == all ]]; then
+  .dev/bin/pagoda_tests --gtest_filter='CudaBackend*' 2>&1 | tee "$out/cuda_tests.log" | tail -25
+  # The engine tests on the GPU, on a model built here (the SmolLM2 GGUF cannot travel).
+  PYTHONUNBUFFERED=1 python3 tools/cuda_vs_transformers.py --pagoda .dev/bin/pagoda --out "$out" \
+    --engine-model --tokenizer .dev/tok 2>&1 | tee "$out/greedy.log" | tail -8
+  PAGODA_TEST_MODEL=/tmp/pagoda_ckpt/engine_model PAGODA_TEST_DEVICE=cuda .dev/bin/pagoda_tests \
+    --gtest_filter='EngineBatchInvariance*:EnginePreemption*:EngineAbortStorm*:ParallelSampling*' 2>&1 |
+    tee "$out/engine_gpu_tests.log" | tail -15
+  PAGODA_BATCH_INVARIANT=1 PAGODA_TEST_MODEL=/tmp/pagoda_ckpt/engine_model PAGODA_TEST_DEVICE=cuda \
+    .dev/bin/pagoda_tests --gtest_filter='EngineBatchInvariance*' 2>&1 | tee "$out/engine_gpu_invariant.log" | tail -6
+fi
+if [[ $what == logits ]]; then
+  PYTHONUNBUFFERED=1 python3 tools/cuda_vs_transformers.py --pagoda .dev/bin/pagoda --out "$out" \
+    --models qwen25_05b,qwen3_06b 2>&1 | tee "$out/logits.log" | tail -40
+fi
+if [[ $what == bench || $what == all ]]; then
+  models=qwen25_05b,qwen3_06b,llama31_8b
+  [[ $what == bench ]] && models=llama31_8b
+  PYTHONUNBUFFERED=1 python3 tools/cuda_vs_transformers.py --pagoda .dev/bin/pagoda --out "$out" \
+    --models $models --bench --tokenizer .dev/tok 2>&1 | tee "$out/bench.log" | tail -40
+fi

@@ -247,6 +247,8 @@ void add_decoder(const Json& d, HfPipeline& hf) {
     return;
   }
   const std::string type = type_of(d, "decoder");
+  const bool per_token = type == "Replace" || type == "Metaspace" || type == "WordPiece";
+  if (hf.decode_byte_fallback && per_token) hf.decode_byte_runs_as_tokens = true;
   if (type == "Sequence") {
     const Json& list = member(d, "decoders", "Sequence decoder");
     if (!list.is_array()) fail("tokenizer.json: Sequence decoder's list is not an array");

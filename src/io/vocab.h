@@ -71,6 +71,9 @@ struct HfPipeline {
   bool decode_none = false;               // no decoder: the library joins tokens with ' '
   bool decode_byte_level = false;         // ByteLevel decoder
   bool decode_byte_fallback = false;      // ByteFallback decoder: <0xXX> tokens -> bytes
+  // ByteFallback comes before a per-token step (Replace, Metaspace, WordPiece), which then
+  // sees each run's text as one token (or each U+FFFD of an invalid run).
+  bool decode_byte_runs_as_tokens = false;
   bool decode_metaspace = false;          // Replace U+2581 -> ' ' (or Metaspace decoder)
   bool decode_metaspace_drop_first = false;  // Metaspace decoder: no U+2581 in the first token
   bool decode_wordpiece = false;          // WordPiece decoder: "##x" -> "x", other tokens " x"

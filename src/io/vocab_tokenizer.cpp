@@ -2,7 +2,9 @@
 // each raw fragment; decoding through a per-id table of byte pieces.
 #include <algorithm>
 #include <limits>
+#include <string>
 #include <unordered_set>
+#include <vector>
 
 #include "core/error.h"
 #include "io/hf_pipeline.h"
@@ -41,22 +43,32 @@ int byte_token_value(std::string_view text) {
 }
 
 // Consecutive byte-fallback tokens, decoded as Hugging Face's ByteFallback decoder does:
-// the run's bytes if they are valid UTF-8 as a whole, else one U+FFFD per byte token.
+// the run's bytes as one token if they are valid UTF-8 as a whole, else one U+FFFD token
+// per byte token.
 class ByteRun {
  public:
-  void add(char byte) { bytes_ += byte; }
-  // Appends the run's text to `out` and starts a new run.
-  void end(std::string& out) {
+  // `at_start`: this token is the first decoded (it matters to the run's first byte only).
+  void add(char byte, bool at_start) {
+    if (bytes_.empty()) at_start_ = at_start;
+    bytes_ += byte;
+  }
+  bool empty() const { return bytes_.empty(); }
+  bool at_start() const { return at_start_; }
+  // The run's tokens as the decoder passes them on; starts a new run.
+  std::vector<std::string> take() {
+    std::vector<std::string> tokens;
     if (utf8_is_valid(bytes_)) {
-      out += bytes_;
+      tokens.push_back(std::move(bytes_));
     } else {
-      for (size_t i = 0; i < bytes_.size(); ++i) out += "\xEF\xBF\xBD";
+      tokens.assign(bytes_.size(), "\xEF\xBF\xBD");
     }
     bytes_.clear();
+    return tokens;
   }
 
  private:
   std::string bytes_;
+  bool at_start_ = false;
 };
 
 std::string byte_level_decode(std::string_view text) {
@@ -269,10 +281,10 @@ class VocabTokenizer final : public Tokenizer {
       const bool at_start = first;
       first = false;
       if (byte_values_[id] >= 0) {
-        run.add(static_cast<char>(byte_values_[id]));
+        run.add(static_cast<char>(byte_values_[id]), at_start);
         continue;
       }
-      run.end(text);
+      end_byte_run(run, text);
       std::string first_hf_piece;
       std::string_view piece = pieces_[id];
       // The library's Metaspace, WordPiece and absent decoders treat the first token apart
@@ -288,7 +300,7 @@ class VocabTokenizer final : public Tokenizer {
       }
       text += piece;
     }
-    run.end(text);
+    end_byte_run(run, text);
     if (clean_spaces_) text = clean_spaces(text);
     // The Strip decoder (after Fuse) drops up to that many leading spaces.
     size_t strip = 0;
@@ -332,11 +344,22 @@ class VocabTokenizer final : public Tokenizer {
       --begin;
     }
     for (int32_t id : ids.subspan(begin)) {
-      if (byte_values_[id] >= 0) run.add(static_cast<char>(byte_values_[id]));
+      if (byte_values_[id] >= 0) run.add(static_cast<char>(byte_values_[id]), begin == 0);
     }
     std::string bytes;
-    run.end(bytes);
+    end_byte_run(run, bytes);
     return bytes.size();
+  }
+
+  // Appends a finished run of byte tokens to `out`, through the per-token decoder steps
+  // that come after ByteFallback (a "▁" spelled in bytes is a space under Metaspace then).
+  void end_byte_run(ByteRun& run, std::string& out) const {
+    if (run.empty()) return;
+    bool first = run.at_start();
+    for (const std::string& token : run.take()) {
+      out += hf_.decode_byte_runs_as_tokens ? hf_decode_token(hf_, token, first) : token;
+      first = false;
+    }
   }
 
   size_t num_unsettled_clean_up_bytes(std::string_view text) const {

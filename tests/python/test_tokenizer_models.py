@@ -280,3 +280,37 @@ def test_pre_tokenizer_over_all_code_points(pagoda_bin, tmp_path, char_vocab, pr
             bad.append((hex(ord(text[0])), [inverse.get(i) for i in e[k - 1:k + 2]],
                         [inverse.get(i) for i in g[k - 1:k + 2]]))
     assert not bad, f"{pre_tokenizer}: {len(bad)}/{len(texts)} lines differ, first: {bad[:4]}"
+
+
+def byte_run_cases(ref):
+    """Id sequences around runs of <0xXX> tokens: valid and invalid UTF-8, at the start and
+    inside, split by a special token, next to ordinary pieces."""
+    b = [ref.token_to_id(f"<0x{x:02X}>") for x in range(256)]
+    word = ref.encode("the", add_special_tokens=False).ids
+    eos = ref.token_to_id("</s>")
+    runs = [[0xC3, 0xA9], [0xF0, 0x9F, 0x98, 0x80], [0xC3], [0xE2, 0x82], [0x80, 0xC3, 0xA9],
+            [0x41, 0x20, 0x42], [0xE2, 0x96, 0x81], [0xE2, 0x96, 0x81, 0x41], [0xFF, 0x41]]
+    cases = []
+    for run in runs:
+        ids = [b[x] for x in run]
+        cases += [ids, word + ids, ids + word, word + ids + word, ids + [eos] + ids,
+                  ids[:1] + [eos] + ids[1:], [eos] + ids + word]
+    return cases
+
+
+@pytest.mark.parametrize("decoder", ["byte_fallback", "no_byte_fallback"])
+@pytest.mark.parametrize("skip", [True, False], ids=["skip_special", "keep_special"])
+def test_decode_of_byte_runs(pagoda_bin, tmp_path, decoder, skip):
+    # A run of byte tokens is its bytes when valid UTF-8 as a whole, else one U+FFFD per
+    # byte token, and only under a ByteFallback decoder; without one "<0xXX>" is text.
+    ref = with_byte_fallback(train_unigram())
+    if decoder == "no_byte_fallback":
+        ref.decoder = decoders.Metaspace()
+    path = tmp_path / "tokenizer.json"
+    ref.save(str(path))
+    ref = Tokenizer.from_file(str(path))
+    cases = byte_run_cases(ref)
+    expected = ref.decode_batch(cases, skip_special_tokens=skip)
+    got = pagoda_decode(pagoda_bin, path, cases, *([] if skip else ["--keep-special"]))
+    bad = differ(cases, expected, got)
+    assert not bad, f"{decoder}: {len(bad)}/{len(cases)} differ, first: {bad[:3]}"

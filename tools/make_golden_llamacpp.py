@@ -4,7 +4,7 @@
 Reference: llama-cpp-python 0.3.36 (bundles ggml-org/llama.cpp@0c1e57098), built from
 source for this CPU (GGML_NATIVE=ON, AVX-512), run on the CPU with 2 threads.
 
-For each model and each of 8 prompts it
+For each model and each of 40 prompts (8 original cases, then 32 more) it
   * tokenizes the prompt as llama.cpp does for a completion: add_special=True (so BOS is
     prepended exactly when the GGUF's tokenizer.ggml.add_bos_token says so),
     parse_special=False for plain text, True for the chat-formatted prompt;
@@ -65,15 +65,59 @@ CHAT_MESSAGES = [{"role": "user",
                   "content": "What is the capital of France? Answer in one sentence."}]
 CHAT_INDEX = 5  # where the chat prompt sits in the case list
 
+# 32 more cases after the original 8 (which stay first and unchanged, so older results
+# remain comparable): plain continuations (questions, code, lists, prose, other languages)
+# and chat conversations rendered with the model's template.
+EXTRA_PLAIN_PROMPTS = [
+    "Q: What is the boiling point of water at sea level?\nA:",
+    "1, 2, 3, 4, 5, 6, 7, 8,",
+    "The days of the week are Monday, Tuesday,",
+    "import numpy as np\n\ndef mean_squared_error(y_true, y_pred):\n",
+    "Here is a list of fruits:\n1. Apple\n2. Banana\n3.",
+    "The quick brown fox jumps over the lazy dog. The quick brown fox",
+    "Der schnellste Weg von München nach Berlin ist",
+    "El sol sale por el este y se pone por",
+    "SELECT name, age FROM users WHERE",
+    "<html>\n<head>\n<title>My Page</title>\n</head>\n<body>\n",
+    "Photosynthesis is the process by which plants",
+    "In 1969, Neil Armstrong became the first person to",
+    "The dragon opened one golden eye and said,",
+    "A B C D E F G H I J",
+    ("class Stack:\n    def __init__(self):\n        self.items = []\n\n"
+     "    def push(self, item):\n"),
+    "Water is made of hydrogen and oxygen. Its chemical formula is",
+    "Москва — столица России. Это город",
+    "To make a good cup of tea, first",
+    "fn main() {\n    let v = vec![1, 2, 3];\n",
+    "The three primary colors are",
+]
+EXTRA_CHATS = [
+    [{"role": "user", "content": "List three animals that live in the ocean."}],
+    [{"role": "user", "content": "Write a Python function that reverses a string."}],
+    [{"role": "user", "content": "Tell me a short story about a robot who learns to paint."}],
+    [{"role": "user", "content": "What is 12 times 12?"}],
+    [{"role": "user", "content": "Translate 'good morning' into Spanish."}],
+    [{"role": "user", "content": "Why is the sky blue?"}],
+    [{"role": "user", "content": "Write a haiku about autumn."}],
+    [{"role": "user", "content": "Wie spät ist es in Tokio, wenn es in Berlin Mittag ist?"}],
+    [{"role": "user", "content": "Explain what a linked list is in two sentences."}],
+    [{"role": "user", "content": "Name the planets of the solar system in order."}],
+    [{"role": "user", "content": "Hi!"},
+     {"role": "assistant", "content": "Hello! How can I help you today?"},
+     {"role": "user", "content": "What is the largest mammal?"}],
+    [{"role": "user", "content": "Write a JavaScript function that adds two numbers."}],
+]
 
-def render_chat(template: str, bos_token: str, eos_token: str, add_bos: bool) -> str:
+
+def render_chat(template: str, messages: list[dict], bos_token: str, eos_token: str,
+                add_bos: bool) -> str:
     env = jinja2.Environment(trim_blocks=True, lstrip_blocks=True)
 
     def raise_exception(msg):
         raise jinja2.TemplateError(msg)
 
     env.globals["raise_exception"] = raise_exception
-    text = env.from_string(template).render(messages=CHAT_MESSAGES, add_generation_prompt=True,
+    text = env.from_string(template).render(messages=messages, add_generation_prompt=True,
                                             bos_token=bos_token, eos_token=eos_token)
     # When the tokenizer adds BOS itself (add_bos_token), llama.cpp's chat code
     # (common/chat.cpp) drops a template's leading BOS text so the prompt does not start
@@ -114,11 +158,15 @@ def run_model(key: str, filename: str, gemma_template: Path) -> dict:
     bos_id = R.L.llama_vocab_bos(model.vocab)
     eos_id = R.L.llama_vocab_eos(model.vocab)
     bos_text, eos_text = token_text(model, bos_id), token_text(model, eos_id)
-    chat = render_chat(chat_template_for(key, model, gemma_template), bos_text, eos_text,
-                       model.add_bos)
+    template = chat_template_for(key, model, gemma_template)
+
+    def chat(messages: list[dict]) -> tuple[str, bool]:
+        return render_chat(template, messages, bos_text, eos_text, model.add_bos), True
 
     prompts = [(p, False) for p in PLAIN_PROMPTS]
-    prompts.insert(CHAT_INDEX, (chat, True))
+    prompts.insert(CHAT_INDEX, chat(CHAT_MESSAGES))
+    prompts += [(p, False) for p in EXTRA_PLAIN_PROMPTS]
+    prompts += [chat(m) for m in EXTRA_CHATS]
 
     ctx = model.new_context(N_CTX, N_THREADS)
     cases = []

@@ -18,11 +18,14 @@ namespace {
 // transformers' to < 1e-4, see gguf_logits_test). Its logits therefore differ from ours by
 // up to ~0.1-0.3, and greedy paths part wherever llama.cpp's own top-1/top-2 margin is that
 // small. So every case must agree token for token until it diverges, and a divergence is
-// accepted only at a near-tie of llama.cpp: a margin below kNearTie. (Measured: SmolLM2
-// 1 of 8 cases identical for all 64 tokens, Gemma 3 3 of 8; every divergence at a llama.cpp
-// margin of 0.012-0.391. Emulating llama.cpp's activation quantization bit-exactly only
-// raised that to 3 and 4 of 8: the rest of its numerics (f16 attention) differ too.)
+// accepted only at a near-tie of llama.cpp: a margin below kNearTie. On top of that, the
+// criterion of the project's issue #2: at least kMinIdentical cases per model are
+// identical to llama.cpp for all 64 tokens. (On the first 8 cases alone: SmolLM2 1 of 8
+// identical, Gemma 3 3 of 8, every divergence at a llama.cpp margin of 0.012-0.391;
+// emulating llama.cpp's activation quantization bit-exactly only raised that to 3 and 4
+// of 8, as the rest of its numerics (f16 attention) differ too. Hence 40 prompts.)
 constexpr double kNearTie = 0.5;
+constexpr int kMinIdentical = 5;
 
 struct Case {
   const char* name;
@@ -71,6 +74,8 @@ TEST_P(LlamaCppGreedy, MatchesLlamaCpp) {
   }
   std::printf("%s: %d of %zu cases identical to llama.cpp for all 64 tokens\n", c.name, exact,
               prompts.size());
+  EXPECT_GE(exact, kMinIdentical) << c.name << ": only " << exact << " of " << prompts.size()
+                                  << " cases identical to llama.cpp for all 64 tokens";
 }
 
 INSTANTIATE_TEST_SUITE_P(RealModels, LlamaCppGreedy,

@@ -123,7 +123,7 @@ def test_greedy_golden_matches_model(name):
     assert data["model_sha256"] == sha256(path), "golden data made from another model file"
     v = vocab(name)
     assert data["add_bos"] == v.add_bos
-    assert len(data["cases"]) == 8
+    assert len(data["cases"]) == 40
     assert any(c["parse_special"] for c in data["cases"])
     for case in data["cases"]:
         ids = case["prompt_ids"]

@@ -12,6 +12,7 @@
 #include "backend/cuda/gemm.h"
 #include "backend/cuda/kernels.h"
 #include "backend/cuda/weight_upload.h"
+#include "backend/op_checks.h"
 
 namespace pagoda::cuda {
 
@@ -30,15 +31,7 @@ struct StreamOwner {
   StreamOwner& operator=(const StreamOwner&) = delete;
 };
 
-void require(const Tensor& t, DType dtype, const char* op, const char* what) {
-  if (t.dtype() != dtype) fail(op, ": ", what, " must be ", dtype_name(dtype), ", not ", dtype_name(t.dtype()));
-}
-
-void require_same(const Tensor& a, const Tensor& b, const char* op) {
-  if (a.numel() != b.numel()) {
-    fail(op, ": shapes ", shape_string(a.shape()), " and ", shape_string(b.shape()), " differ in size");
-  }
-}
+using namespace op_checks;
 
 bool env_flag(const char* name) {
   const char* v = std::getenv(name);
@@ -91,14 +84,14 @@ class CudaBackend final : public Backend {
   }
 
   void download(const Tensor& src, float* dst) override {
-    require(src, DType::F32, "download", "the tensor");
+    require_f32(src, "download", "the tensor");
     check(cudaMemcpyAsync(dst, src.raw(), src.nbytes(), cudaMemcpyDeviceToHost, stream_), "cudaMemcpyAsync (download)");
     check(cudaStreamSynchronize(stream_), "the step's kernels");
   }
 
   void copy_from_host(const float* src, Tensor& dst) override {
     forget_bf16_copy();
-    require(dst, DType::F32, "copy_from_host", "the tensor");
+    require_f32(dst, "copy_from_host", "the tensor");
     check(cudaMemcpyAsync(dst.raw(), src, dst.nbytes(), cudaMemcpyHostToDevice, stream_), "cudaMemcpyAsync");
     check(cudaStreamSynchronize(stream_), "copy_from_host");
   }
@@ -111,15 +104,7 @@ class CudaBackend final : public Backend {
 
   void embedding(const Tensor& table, const int32_t* ids, int n, Tensor& out) override {
     forget_bf16_copy();
-    require(out, DType::F32, "embedding", "out");
-    if (table.ndim() != 2) fail("embedding: table must be 2-d, got ", shape_string(table.shape()));
-    const int64_t vocab = table.dim(0), dim = table.dim(1);
-    if (out.numel() != static_cast<int64_t>(n) * dim) {
-      fail("embedding: out ", shape_string(out.shape()), " does not hold ", n, " rows of ", dim);
-    }
-    for (int i = 0; i < n; ++i) {
-      if (ids[i] < 0 || ids[i] >= vocab) fail("embedding: token id ", ids[i], " outside vocabulary of ", vocab);
-    }
+    const int64_t dim = embedding_dim(table, ids, n, out);
     const int32_t* dev_ids = mirror_.get(ids, static_cast<size_t>(n));
     if (table.dtype() == DType::BF16) {
       embedding_bf16(table.data<__nv_bfloat16>(), dev_ids, n, dim, out.data<float>(), stream_);
@@ -132,30 +117,16 @@ class CudaBackend final : public Backend {
 
   void rms_norm(const Tensor& x, const Tensor& weight, float eps, Tensor& out) override {
     forget_bf16_copy();
-    require(x, DType::F32, "rms_norm", "x");
-    require(weight, DType::F32, "rms_norm", "weight");
-    require(out, DType::F32, "rms_norm", "out");
+    const int64_t rows = rows_of(x, weight, "rms_norm", "weight");
+    require_f32(out, "rms_norm", "out");
     require_same(x, out, "rms_norm");
-    const int64_t dim = weight.numel();
-    if (dim == 0 || x.numel() % dim != 0) {
-      fail("rms_norm: x ", shape_string(x.shape()), " is not rows of weight ", shape_string(weight.shape()));
-    }
-    cuda::rms_norm(x.data<float>(), weight.data<float>(), eps, x.numel() / dim, dim, out.data<float>(),
+    cuda::rms_norm(x.data<float>(), weight.data<float>(), eps, rows, weight.numel(), out.data<float>(),
                    bf16_copy_of(out), stream_);
   }
 
   void matmul(const Tensor& x, const Tensor& w, Tensor& out) override {
-    require(x, DType::F32, "matmul", "x");
-    require(out, DType::F32, "matmul", "out");
-    if (w.ndim() != 2) fail("matmul: weight must be 2-d, got ", shape_string(w.shape()));
-    require(w, DType::BF16, "matmul (CUDA)", "the weight (upload() it)");
-    const int64_t m = w.dim(0), k = w.dim(1);
-    if (k == 0 || x.numel() % k != 0) {
-      fail("matmul: x ", shape_string(x.shape()), " does not match weight ", shape_string(w.shape()));
-    }
-    const int64_t n = x.numel() / k;
-    if (out.numel() != n * m) fail("matmul: out ", shape_string(out.shape()), " is not [", n, ", ", m, "]");
-    PAGODA_CHECK(out.raw() != x.raw());
+    const auto [n, k, m] = matmul_shape(x, w, out);
+    require_dtype(w, DType::BF16, "matmul (CUDA)", "the weight (upload() it)");
     // Consecutive matmuls of one input (q, k, v; gate, up) convert it once.
     if (bf16_source_ != x.raw() || bf16_source_numel_ != n * k) {
       to_bf16(x.data<float>(), bf16_buffer(n * k), n * k, stream_);
@@ -170,32 +141,27 @@ class CudaBackend final : public Backend {
 
   void add_bias(Tensor& x, const Tensor& bias) override {
     forget_bf16_copy();
-    require(x, DType::F32, "add_bias", "x");
-    require(bias, DType::F32, "add_bias", "bias");
-    const int64_t dim = bias.numel();
-    if (dim == 0 || x.numel() % dim != 0) {
-      fail("add_bias: x ", shape_string(x.shape()), " is not rows of bias ", shape_string(bias.shape()));
-    }
-    cuda::add_bias(x.data<float>(), bias.data<float>(), x.numel() / dim, dim, stream_);
+    const int64_t rows = rows_of(x, bias, "add_bias", "bias");
+    cuda::add_bias(x.data<float>(), bias.data<float>(), rows, bias.numel(), stream_);
   }
 
   void add(Tensor& x, const Tensor& y) override {
     forget_bf16_copy();
-    require(x, DType::F32, "add", "x");
-    require(y, DType::F32, "add", "y");
+    require_f32(x, "add", "x");
+    require_f32(y, "add", "y");
     require_same(x, y, "add");
     cuda::add(x.data<float>(), y.data<float>(), x.numel(), stream_);
   }
 
   void scale(Tensor& x, float s) override {
     forget_bf16_copy();
-    require(x, DType::F32, "scale", "x");
+    require_f32(x, "scale", "x");
     cuda::scale(x.data<float>(), s, x.numel(), stream_);
   }
 
   void softcap(Tensor& x, float cap) override {
     forget_bf16_copy();
-    require(x, DType::F32, "softcap", "x");
+    require_f32(x, "softcap", "x");
     if (!(cap > 0)) fail("softcap: cap must be positive");
     cuda::softcap(x.data<float>(), cap, x.numel(), stream_);
   }
@@ -214,11 +180,7 @@ class CudaBackend final : public Backend {
 
   void rope(Tensor& x, const int32_t* positions, const RopeConfig& config) override {
     forget_bf16_copy();
-    require(x, DType::F32, "rope", "x");
-    if (x.ndim() != 3) fail("rope: x must be [tokens, heads, head_dim], got ", shape_string(x.shape()));
-    if (config.rot_dim <= 0 || config.rot_dim % 2 != 0 || config.rot_dim > x.dim(2) || config.inv_freq == nullptr) {
-      fail("rope: rot_dim ", config.rot_dim, " invalid for head_dim ", x.dim(2));
-    }
+    check_rope(x, config);
     const int32_t* dev_pos = mirror_.get(positions, static_cast<size_t>(x.dim(0)));
     const float* dev_freq = mirror_.get(config.inv_freq, static_cast<size_t>(config.rot_dim / 2));
     cuda::rope(x.data<float>(), x.dim(0), x.dim(1), x.dim(2), dev_pos, dev_freq, config.rot_dim, config.neox,
@@ -228,15 +190,10 @@ class CudaBackend final : public Backend {
   void write_kv(const Tensor& k, const Tensor& v, Tensor& k_cache, Tensor& v_cache,
                 const AttentionMetadata& meta) override {
     forget_bf16_copy();
-    const PagedKv layout = cache_layout(k_cache, v_cache, "write_kv");
-    require(k, DType::F32, "write_kv", "k");
-    require(v, DType::F32, "write_kv", "v");
-    const int64_t row = layout.kv_heads * layout.head_dim;
-    if (k.numel() != meta.num_tokens * row || v.numel() != meta.num_tokens * row) {
-      fail("write_kv: k ", shape_string(k.shape()), " / v ", shape_string(v.shape()), " are not [", meta.num_tokens,
-           ", ", layout.kv_heads, ", ", layout.head_dim, "]");
-    }
-    const int64_t num_slots = k_cache.dim(0) * layout.block_size;
+    const CacheDims dims = cache_dims(k_cache, v_cache, "write_kv");
+    check_write_kv(k, v, meta, dims);
+    const int64_t row = dims.kv_heads * dims.head_dim;
+    const int64_t num_slots = dims.num_blocks * dims.block_size;
     for (int t = 0; t < meta.num_tokens; ++t) {
       PAGODA_CHECK(meta.slot_mapping[t] >= 0 && meta.slot_mapping[t] < num_slots);
     }
@@ -248,20 +205,10 @@ class CudaBackend final : public Backend {
   void paged_attention(const Tensor& q, const Tensor& k_cache, const Tensor& v_cache, const AttentionMetadata& meta,
                        float scale, int sliding_window, float softcap, Tensor& out) override {
     forget_bf16_copy();
-    const PagedKv layout = cache_layout(k_cache, v_cache, "paged_attention");
-    require(q, DType::F32, "paged_attention", "q");
-    require(out, DType::F32, "paged_attention", "out");
-    require_same(q, out, "paged_attention");
-    const int64_t per_token = static_cast<int64_t>(meta.num_tokens) * layout.head_dim;
-    if (per_token == 0 || q.numel() % per_token != 0) {
-      fail("paged_attention: q ", shape_string(q.shape()), " is not [", meta.num_tokens, ", heads, ",
-           layout.head_dim, "]");
-    }
-    const int64_t num_heads = q.numel() / per_token;
-    if (num_heads % layout.kv_heads != 0) {
-      fail("paged_attention: ", num_heads, " query heads are not a multiple of ", layout.kv_heads, " kv heads");
-    }
-    check_metadata(meta, layout.block_size, k_cache.dim(0));
+    const CacheDims dims = cache_dims(k_cache, v_cache, "paged_attention");
+    const int64_t num_heads = attention_heads(q, out, meta, dims);
+    check_metadata(meta, dims.block_size, dims.num_blocks);
+    const PagedKv layout{k_cache.data<float>(), v_cache.data<float>(), dims.block_size, dims.kv_heads, dims.head_dim};
     AttentionArgs a{};
     a.q = q.data<float>();
     a.out = out.data<float>();
@@ -312,24 +259,6 @@ class CudaBackend final : public Backend {
       const int32_t* blocks = meta.block_tables + static_cast<int64_t>(s) * meta.max_blocks_per_seq;
       for (int64_t j = 0; j < used; ++j) PAGODA_CHECK(blocks[j] >= 0 && blocks[j] < num_blocks);
     }
-  }
-
-  static void check_gated(const Tensor& gate, const Tensor& up, const Tensor& out, const char* op) {
-    require(gate, DType::F32, op, "gate");
-    require(up, DType::F32, op, "up");
-    require(out, DType::F32, op, "out");
-    require_same(gate, up, op);
-    require_same(gate, out, op);
-  }
-
-  static PagedKv cache_layout(const Tensor& k_cache, const Tensor& v_cache, const char* op) {
-    require(k_cache, DType::F32, op, "k_cache");
-    require(v_cache, DType::F32, op, "v_cache");
-    if (k_cache.ndim() != 4 || k_cache.shape() != v_cache.shape()) {
-      fail(op, ": caches must both be [num_blocks, block_size, kv_heads, head_dim], got ",
-           shape_string(k_cache.shape()), " and ", shape_string(v_cache.shape()));
-    }
-    return {k_cache.data<float>(), v_cache.data<float>(), k_cache.dim(1), k_cache.dim(2), k_cache.dim(3)};
   }
 
   // bf16_ holds the BF16 copy of the F32 tensor at bf16_source_ until any op other than a

@@ -1,0 +1,123 @@
+// The argument checks every backend makes before an op, so that a bad call is the same
+// clear Error on the CPU and on a GPU. Each returns the sizes the op needs.
+#pragma once
+
+#include <cstdint>
+
+#include "backend/backend.h"
+#include "core/error.h"
+
+namespace pagoda::op_checks {
+
+inline void require_dtype(const Tensor& t, DType dtype, const char* op, const char* what) {
+  if (t.dtype() != dtype) fail(op, ": ", what, " must be ", dtype_name(dtype), ", not ", dtype_name(t.dtype()));
+}
+
+inline void require_f32(const Tensor& t, const char* op, const char* what) { require_dtype(t, DType::F32, op, what); }
+
+inline void require_same(const Tensor& a, const Tensor& b, const char* op) {
+  if (a.numel() != b.numel()) {
+    fail(op, ": shapes ", shape_string(a.shape()), " and ", shape_string(b.shape()), " differ in size");
+  }
+}
+
+// x is F32 rows of vec's length (rms_norm's weight, add_bias's bias); returns the number of rows.
+inline int64_t rows_of(const Tensor& x, const Tensor& vec, const char* op, const char* vec_name) {
+  require_f32(x, op, "x");
+  require_f32(vec, op, vec_name);
+  const int64_t dim = vec.numel();
+  if (dim == 0 || x.numel() % dim != 0) {
+    fail(op, ": x ", shape_string(x.shape()), " is not rows of ", vec_name, " ", shape_string(vec.shape()));
+  }
+  return x.numel() / dim;
+}
+
+inline void check_gated(const Tensor& gate, const Tensor& up, const Tensor& out, const char* op) {
+  require_f32(gate, op, "gate");
+  require_f32(up, op, "up");
+  require_f32(out, op, "out");
+  require_same(gate, up, op);
+  require_same(gate, out, op);
+}
+
+// out = x @ w^T: x [n, k] F32, w [m, k], out [n, m] F32.
+struct MatmulShape {
+  int64_t n, k, m;
+};
+inline MatmulShape matmul_shape(const Tensor& x, const Tensor& w, const Tensor& out) {
+  require_f32(x, "matmul", "x");
+  require_f32(out, "matmul", "out");
+  if (w.ndim() != 2) fail("matmul: weight must be 2-d, got ", shape_string(w.shape()));
+  const int64_t m = w.dim(0), k = w.dim(1);
+  if (k == 0 || x.numel() % k != 0) {
+    fail("matmul: x ", shape_string(x.shape()), " does not match weight ", shape_string(w.shape()));
+  }
+  const int64_t n = x.numel() / k;
+  if (out.numel() != n * m) fail("matmul: out ", shape_string(out.shape()), " is not [", n, ", ", m, "]");
+  PAGODA_CHECK(out.raw() != x.raw());
+  return {n, k, m};
+}
+
+// Checks a 2-d table, out's size and every id; returns the row length.
+inline int64_t embedding_dim(const Tensor& table, const int32_t* ids, int n, const Tensor& out) {
+  require_f32(out, "embedding", "out");
+  if (table.ndim() != 2) fail("embedding: table must be 2-d, got ", shape_string(table.shape()));
+  const int64_t vocab = table.dim(0), dim = table.dim(1);
+  if (out.numel() != static_cast<int64_t>(n) * dim) {
+    fail("embedding: out ", shape_string(out.shape()), " does not hold ", n, " rows of ", dim);
+  }
+  for (int i = 0; i < n; ++i) {
+    if (ids[i] < 0 || ids[i] >= vocab) fail("embedding: token id ", ids[i], " outside vocabulary of ", vocab);
+  }
+  return dim;
+}
+
+inline void check_rope(const Tensor& x, const RopeConfig& config) {
+  require_f32(x, "rope", "x");
+  if (x.ndim() != 3) fail("rope: x must be [tokens, heads, head_dim], got ", shape_string(x.shape()));
+  if (config.rot_dim <= 0 || config.rot_dim % 2 != 0 || config.rot_dim > x.dim(2) || config.inv_freq == nullptr) {
+    fail("rope: rot_dim ", config.rot_dim, " invalid for head_dim ", x.dim(2));
+  }
+}
+
+// [num_blocks, block_size, kv_heads, head_dim] of a pair of F32 caches.
+struct CacheDims {
+  int64_t num_blocks, block_size, kv_heads, head_dim;
+};
+inline CacheDims cache_dims(const Tensor& k_cache, const Tensor& v_cache, const char* op) {
+  require_f32(k_cache, op, "k_cache");
+  require_f32(v_cache, op, "v_cache");
+  if (k_cache.ndim() != 4 || k_cache.shape() != v_cache.shape()) {
+    fail(op, ": caches must both be [num_blocks, block_size, kv_heads, head_dim], got ",
+         shape_string(k_cache.shape()), " and ", shape_string(v_cache.shape()));
+  }
+  return {k_cache.dim(0), k_cache.dim(1), k_cache.dim(2), k_cache.dim(3)};
+}
+
+inline void check_write_kv(const Tensor& k, const Tensor& v, const AttentionMetadata& meta, const CacheDims& c) {
+  require_f32(k, "write_kv", "k");
+  require_f32(v, "write_kv", "v");
+  const int64_t expected = static_cast<int64_t>(meta.num_tokens) * c.kv_heads * c.head_dim;
+  if (k.numel() != expected || v.numel() != expected) {
+    fail("write_kv: k ", shape_string(k.shape()), " / v ", shape_string(v.shape()), " are not [", meta.num_tokens,
+         ", ", c.kv_heads, ", ", c.head_dim, "]");
+  }
+}
+
+// Checks q and out against the metadata and the caches; returns the number of query heads.
+inline int64_t attention_heads(const Tensor& q, const Tensor& out, const AttentionMetadata& meta, const CacheDims& c) {
+  require_f32(q, "paged_attention", "q");
+  require_f32(out, "paged_attention", "out");
+  require_same(q, out, "paged_attention");
+  const int64_t per_token = static_cast<int64_t>(meta.num_tokens) * c.head_dim;
+  if (per_token == 0 || q.numel() % per_token != 0) {
+    fail("paged_attention: q ", shape_string(q.shape()), " is not [", meta.num_tokens, ", heads, ", c.head_dim, "]");
+  }
+  const int64_t num_heads = q.numel() / per_token;
+  if (num_heads % c.kv_heads != 0) {
+    fail("paged_attention: ", num_heads, " query heads are not a multiple of ", c.kv_heads, " kv heads");
+  }
+  return num_heads;
+}
+
+}  // namespace pagoda::op_checks

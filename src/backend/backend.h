@@ -10,8 +10,10 @@
 #include <cstdint>
 #include <memory>
 #include <optional>
+#include <span>
 #include <string>
 
+#include "core/error.h"
 #include "core/tensor.h"
 
 namespace pagoda {
@@ -43,6 +45,18 @@ struct AttentionMetadata {
   const int64_t* slot_mapping = nullptr;  // [num_tokens]: cache slot for each new token
 };
 
+// One row of on-device sampling: the host Sampler's filters and draw for a row that no
+// logits processor touches and that wants no logprobs (runner/device_sampling.h decides).
+struct SampleRowSpec {
+  int32_t logit_row = 0;     // row of the logits tensor
+  int32_t greedy = 0;        // nonzero: argmax, lowest id on ties
+  float temperature = 1.0f;  // effective temperature (> 0) when not greedy
+  int32_t top_k = 0;         // <= 0: off
+  float top_p = 1.0f;        // 1: off
+  float min_p = 0.0f;        // 0: off
+  double uniform = 0.0;      // the row's draw in [0, 1), from its Rng
+};
+
 class Backend {
  public:
   virtual ~Backend() = default;
@@ -67,6 +81,17 @@ class Backend {
     size_t total_bytes = 0;
   };
   [[nodiscard]] virtual std::optional<MemoryInfo> memory_info() const { return std::nullopt; }
+
+  // Whether sample() works here. The CPU backend has no device sampler: its logits are
+  // already host memory, where the host Sampler reads them in place.
+  [[nodiscard]] virtual bool can_sample() const { return false; }
+  // ids[i] = one token drawn from logits row rows[i].logit_row ([rows, vocab] F32) with
+  // rows[i]'s filters: temperature, min_p, top_k, top_p (the host Sampler's survivors), then
+  // an inverse-CDF walk in token-id order with rows[i].uniform. ids[i] = -1 for a row the
+  // host must sample (a NaN or +inf logit, or no finite logit). Only the ids come back.
+  virtual void sample(const Tensor& /*logits*/, std::span<const SampleRowSpec> /*rows*/, int32_t* /*ids*/) {
+    fail("backend ", name(), " cannot sample on its device");
+  }
 
   // out[i] = table[ids[i]] as F32. table: [vocab, dim] in any dtype; out: [n, dim].
   // An id outside [0, vocab) is an Error.

@@ -95,6 +95,18 @@ int bench_latency(int argc, char** argv) {
   return 0;
 }
 
+// Where an offline run's wall time went, summed over engine steps (EngineStepTimes,
+// RunnerTimes): on a GPU, runner_forward is the time to queue kernels and runner_sample
+// includes waiting for them.
+nlohmann::json step_time_breakdown(const EngineCore& core) {
+  const EngineStepTimes& e = core.step_times();
+  const RunnerTimes& r = core.runner().times();
+  return {{"num_steps", e.num_steps},         {"schedule_s", e.schedule_s},
+          {"execute_s", e.execute_s},         {"update_and_output_s", e.update_s},
+          {"runner_prepare_s", r.prepare_s},  {"runner_forward_s", r.forward_s},
+          {"runner_sample_s", r.sample_s}};
+}
+
 void write_json(const Args& args, const nlohmann::json& result) {
   const std::string text = result.dump(2);
   std::puts(text.c_str());
@@ -147,6 +159,7 @@ int bench_throughput(int argc, char** argv) {
       {"total_num_tokens", in_tokens + out_tokens},
       {"num_preemptions", llm.core().scheduler().stats().num_preemptions},
       {"peak_rss_mb", peak_rss_mb()},
+      {"time_breakdown", step_time_breakdown(llm.core())},
   });
   return 0;
 }

@@ -1,5 +1,7 @@
 #include "engine/engine_core.h"
 
+#include <chrono>
+
 #include <algorithm>
 
 #include "core/error.h"
@@ -107,12 +109,23 @@ RunnerRequestSetup EngineCore::setup_of(const RequestId& id) const {
 }
 
 std::vector<RequestOutput> EngineCore::step() {
+  using Clock = std::chrono::steady_clock;
+  const auto seconds = [](Clock::time_point a, Clock::time_point b) { return std::chrono::duration<double>(b - a).count(); };
+  const auto t0 = Clock::now();
   const SchedulerOutput out = scheduler_->schedule();
   const auto now = OutputProcessor::Clock::now();
   for (const NewRequestData& n : out.scheduled_new_reqs) processor_.mark_scheduled(n.id, now);
+  const auto t1 = Clock::now();
   const RunnerOutput run = runner_->execute(out, [this](const RequestId& id) { return setup_of(id); });
+  const auto t2 = Clock::now();
   const std::vector<FinishedRequest> finished = scheduler_->update_from_output(out, run.sampled);
-  return process(run, finished);
+  std::vector<RequestOutput> outputs = process(run, finished);
+  const auto t3 = Clock::now();
+  times_.schedule_s += seconds(t0, t1);
+  times_.execute_s += seconds(t1, t2);
+  times_.update_s += seconds(t2, t3);
+  ++times_.num_steps;
+  return outputs;
 }
 
 std::vector<RequestOutput> EngineCore::process(const RunnerOutput& run,

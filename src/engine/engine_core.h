@@ -16,6 +16,15 @@
 
 namespace pagoda {
 
+// Wall time spent in each part of step(), summed over steps: where an offline run's time
+// goes (bench throughput reports it). The runner splits its share further (RunnerTimes).
+struct EngineStepTimes {
+  double schedule_s = 0;  // scheduler_->schedule()
+  double execute_s = 0;   // the runner: batch, forward pass, sampling
+  double update_s = 0;    // scheduler_->update_from_output() and output processing
+  int64_t num_steps = 0;
+};
+
 class EngineCore {
  public:
   // model, backend and tokenizer must outlive the core.
@@ -46,6 +55,7 @@ class EngineCore {
   // Requests in the scheduler: each choice of an n > 1 request counts.
   [[nodiscard]] int num_requests() const { return static_cast<int>(setups_.size()); }
   [[nodiscard]] const ParallelSampling& parallel_sampling() const { return parallel_; }
+  [[nodiscard]] const EngineStepTimes& step_times() const { return times_; }
   [[nodiscard]] const SchedulerConfig& config() const { return scheduler_->config(); }
 
  private:
@@ -65,6 +75,7 @@ class EngineCore {
   ParallelSampling parallel_;
   std::unordered_map<RequestId, RunnerRequestSetup> setups_;  // live requests
   std::vector<RequestOutput> pending_;  // abort outputs for the next step
+  EngineStepTimes times_;
 };
 
 }  // namespace pagoda

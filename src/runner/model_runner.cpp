@@ -1,8 +1,10 @@
 #include "runner/model_runner.h"
 
 #include <algorithm>
+#include <chrono>
 
 #include "core/error.h"
+#include "runner/device_sampling.h"
 #include "runner/paged_batch.h"
 
 namespace pagoda {
@@ -48,7 +50,13 @@ void ModelRunner::apply(const SchedulerOutput& out, const RunnerSetupFn& setup) 
   }
 }
 
+namespace {
+using Clock = std::chrono::steady_clock;
+double seconds_since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
+}  // namespace
+
 RunnerOutput ModelRunner::execute(const SchedulerOutput& out, const RunnerSetupFn& setup) {
+  auto t = Clock::now();
   apply(out, setup);
   RunnerOutput result;
   if (out.total_num_scheduled_tokens == 0) return result;
@@ -101,15 +109,33 @@ RunnerOutput ModelRunner::execute(const SchedulerOutput& out, const RunnerSetupF
   for (const PromptRows& p : prompt_rows) {
     for (int j = 0; j < p.positions.size(); ++j) logit_rows.push_back(p.first_row + j);
   }
+  times_.prepare_s += seconds_since(t);
+  t = Clock::now();
   Tensor logits = model_.forward({ids, batch.positions(), batch.metadata(), logit_rows}, cache_);
+  times_.forward_s += seconds_since(t);
+  t = Clock::now();
   for (size_t i = 0; i < chunks.size(); ++i) {
     states_.find(*rows[i].first)->second.num_computed_tokens += chunks[i].num_new;
   }
   if (logit_rows.empty()) return result;
 
+  // Rows the device samples come back as ids; the rest (and prompt rows) are downloaded.
+  std::vector<int32_t> tokens(samplers.size(), -1);
+  if (backend_.can_sample()) sample_on_device(logits, samplers, tokens);
   const size_t vocab = static_cast<size_t>(model_.spec().vocab_size);
   logits_host_.resize(logit_rows.size() * vocab);
-  backend_.download(logits, logits_host_.data());
+  const auto on_host = [&](size_t r) { return r >= samplers.size() || tokens[r] < 0; };
+  for (size_t r = 0; r < logit_rows.size();) {  // one download per run of host rows
+    if (!on_host(r)) {
+      ++r;
+      continue;
+    }
+    size_t end = r + 1;
+    while (end < logit_rows.size() && on_host(end)) ++end;
+    backend_.download(logits.rows(static_cast<int64_t>(r), static_cast<int64_t>(end)),
+                      logits_host_.data() + r * vocab);
+    r = end;
+  }
   size_t prompt_row = samplers.size();
   for (const PromptRows& p : prompt_rows) {
     const size_t num = static_cast<size_t>(p.positions.size());
@@ -121,16 +147,46 @@ RunnerOutput ModelRunner::execute(const SchedulerOutput& out, const RunnerSetupF
   }
   for (size_t i = 0; i < samplers.size(); ++i) {
     State& st = *samplers[i];
-    const std::span<const int32_t> all(st.token_ids);
-    const SamplerRow row{std::span<float>(logits_host_.data() + i * vocab, vocab), &st.params,
-                         all.first(static_cast<size_t>(st.num_prompt_tokens)),
-                         all.subspan(static_cast<size_t>(st.num_prompt_tokens)), &st.rng};
-    SampleResult r = sampler_.sample(row);
-    st.token_ids.push_back(r.token);
-    result.sampled[*sampler_ids[i]].push_back(r.token);
-    if (r.logprobs) result.logprobs[*sampler_ids[i]].push_back(std::move(*r.logprobs));
+    int32_t token = tokens[i];
+    if (token < 0) {
+      const std::span<const int32_t> all(st.token_ids);
+      const SamplerRow row{std::span<float>(logits_host_.data() + i * vocab, vocab), &st.params,
+                           all.first(static_cast<size_t>(st.num_prompt_tokens)),
+                           all.subspan(static_cast<size_t>(st.num_prompt_tokens)), &st.rng};
+      SampleResult r = sampler_.sample(row);
+      token = r.token;
+      if (r.logprobs) result.logprobs[*sampler_ids[i]].push_back(std::move(*r.logprobs));
+    }
+    st.token_ids.push_back(token);
+    result.sampled[*sampler_ids[i]].push_back(token);
   }
+  times_.sample_s += seconds_since(t);
   return result;
+}
+
+void ModelRunner::sample_on_device(const Tensor& logits, const std::vector<State*>& samplers,
+                                   std::vector<int32_t>& tokens) {
+  std::vector<SampleRowSpec> specs;
+  std::vector<size_t> rows;  // sampler index of each spec
+  std::vector<Rng> rng_before;
+  for (size_t i = 0; i < samplers.size(); ++i) {
+    State& st = *samplers[i];
+    const size_t num_outputs = st.token_ids.size() - static_cast<size_t>(st.num_prompt_tokens);
+    if (!device_can_sample(st.params, num_outputs)) continue;
+    rows.push_back(i);
+    rng_before.push_back(st.rng);
+    specs.push_back(device_sample_spec(static_cast<int32_t>(i), st.params, st.rng));
+  }
+  if (specs.empty()) return;
+  std::vector<int32_t> ids(specs.size());
+  backend_.sample(logits, specs, ids.data());
+  for (size_t j = 0; j < specs.size(); ++j) {
+    if (ids[j] >= 0) {
+      tokens[rows[j]] = ids[j];
+    } else {
+      samplers[rows[j]]->rng = rng_before[j];  // the host sampler draws for it instead
+    }
+  }
 }
 
 }  // namespace pagoda

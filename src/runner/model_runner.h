@@ -32,6 +32,15 @@ struct RunnerOutput {
   std::unordered_map<RequestId, PromptLogprobsChunk> prompt_logprobs;
 };
 
+// Wall time of execute()'s parts, summed over steps. On a GPU the forward pass only queues
+// kernels; the wait for them falls in sample_s, so forward_s ~ sample_s + forward_s means the
+// host cannot queue work as fast as the GPU runs it.
+struct RunnerTimes {
+  double prepare_s = 0;  // applying the diff, flattening the batch
+  double forward_s = 0;  // model forward (on a GPU: queuing its kernels)
+  double sample_s = 0;   // device sampling, downloads, host sampling and prompt logprobs
+};
+
 class ModelRunner {
  public:
   ModelRunner(Model& model, Backend& backend, int num_kv_blocks, int block_size);
@@ -42,6 +51,7 @@ class ModelRunner {
   [[nodiscard]] int num_requests() const { return static_cast<int>(states_.size()); }
   [[nodiscard]] bool has_request(const RequestId& id) const { return states_.count(id) > 0; }
   [[nodiscard]] KvCache& kv_cache() { return cache_; }
+  [[nodiscard]] const RunnerTimes& times() const { return times_; }
 
  private:
   struct State {
@@ -53,6 +63,9 @@ class ModelRunner {
     Rng rng;
   };
   void apply(const SchedulerOutput& out, const RunnerSetupFn& setup);
+  // Fills tokens[i] for the sampler rows the backend can sample on its device.
+  void sample_on_device(const Tensor& logits, const std::vector<State*>& samplers,
+                        std::vector<int32_t>& tokens);
   static State make_state(RunnerRequestSetup s, std::vector<int32_t> tokens,
                           std::vector<int32_t> blocks, int num_computed);
 
@@ -64,6 +77,7 @@ class ModelRunner {
   std::vector<float> logits_host_;
   std::vector<float> prompt_scratch_;
   std::vector<uint32_t> prompt_order_;
+  RunnerTimes times_;
 };
 
 }  // namespace pagoda

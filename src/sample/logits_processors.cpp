@@ -105,6 +105,15 @@ void apply_penalties(std::span<float> logits, const SamplingParams& params,
   }
 }
 
+bool logits_processors_act(const SamplingParams& params, size_t num_output_tokens) {
+  const bool min_tokens = params.min_tokens > 0 &&
+                          num_output_tokens < static_cast<size_t>(params.min_tokens) &&
+                          !(params.stop_token_ids.empty() && params.eos_token_ids.empty());
+  return params.allowed_token_ids.has_value() || !params.bad_words_token_ids.empty() ||
+         min_tokens || !params.logit_bias.empty() || params.repetition_penalty != 1.0f ||
+         params.frequency_penalty != 0.0f || params.presence_penalty != 0.0f;
+}
+
 void apply_logits_processors(std::span<float> logits, const SamplingParams& params,
                              std::span<const int32_t> prompt_ids,
                              std::span<const int32_t> output_ids, ProcessorScratch& scratch) {

@@ -38,6 +38,10 @@ void apply_penalties(std::span<float> logits, const SamplingParams& params,
                      std::span<const int32_t> prompt_ids, std::span<const int32_t> output_ids,
                      ProcessorScratch& scratch);
 
+// Whether any of the above would change a row with these params after num_output_tokens
+// outputs (false: the row's logits are the model's own, so a device sampler may take it).
+[[nodiscard]] bool logits_processors_act(const SamplingParams& params, size_t num_output_tokens);
+
 // All of the above in order, skipping those the params leave off.
 void apply_logits_processors(std::span<float> logits, const SamplingParams& params,
                              std::span<const int32_t> prompt_ids,

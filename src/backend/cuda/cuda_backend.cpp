@@ -6,6 +6,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <string>
+#include <vector>
 
 #include "backend/cuda/cuda_check.h"
 #include "backend/cuda/device_mirror.h"
@@ -100,6 +101,32 @@ class CudaBackend final : public Backend {
     MemoryInfo info;
     check(cudaMemGetInfo(&info.free_bytes, &info.total_bytes), "cudaMemGetInfo");
     return info;
+  }
+
+  [[nodiscard]] bool can_sample() const override { return true; }
+
+  void sample(const Tensor& logits, std::span<const SampleRowSpec> rows, int32_t* ids) override {
+    forget_bf16_copy();
+    require_f32(logits, "sample", "the logits");
+    if (rows.empty()) return;
+    const int64_t num_logit_rows = logits.ndim() == 0 ? 0 : logits.dim(0);
+    args_.clear();
+    for (const SampleRowSpec& r : rows) {
+      if (r.logit_row < 0 || r.logit_row >= num_logit_rows) {
+        fail("sample: logit row ", r.logit_row, " is outside the ", num_logit_rows, " rows");
+      }
+      if (r.greedy == 0 && !(r.temperature > 0.0f)) fail("sample: temperature must be > 0");
+      args_.push_back({r.logit_row, r.greedy, r.temperature, r.top_k, r.top_p, r.min_p, r.uniform});
+    }
+    const auto n = static_cast<int64_t>(rows.size());
+    if (sampled_ids_.empty() || sampled_ids_.numel() < n) sampled_ids_ = scratch(DType::I32, {n});
+    const SampleRowArgs* dev_rows = mirror_.get(args_.data(), args_.size());
+    cuda::sample(logits.data<float>(), logits.row_numel(), dev_rows, static_cast<int>(n),
+                 sampled_ids_.data<int32_t>(), stream_);
+    check(cudaMemcpyAsync(ids, sampled_ids_.raw(), static_cast<size_t>(n) * sizeof(int32_t),
+                          cudaMemcpyDeviceToHost, stream_),
+          "cudaMemcpyAsync (sampled ids)");
+    check(cudaStreamSynchronize(stream_), "the step's kernels");
   }
 
   void embedding(const Tensor& table, const int32_t* ids, int n, Tensor& out) override {
@@ -274,8 +301,9 @@ class CudaBackend final : public Backend {
   }
 
   // The BF16 copy of a matmul's activations; grows, never shrinks (one stream: reuse is safe).
+  // (An empty Tensor has numel() 1, the product of no dimensions: hence the empty() tests.)
   __nv_bfloat16* bf16_buffer(int64_t n) {
-    if (bf16_.numel() < n) bf16_ = scratch(DType::BF16, {n});
+    if (bf16_.empty() || bf16_.numel() < n) bf16_ = scratch(DType::BF16, {n});
     return bf16_.data<__nv_bfloat16>();
   }
 
@@ -289,6 +317,8 @@ class CudaBackend final : public Backend {
   LtGemm gemm_;
   int num_sms_ = 0;
   Tensor bf16_;
+  Tensor sampled_ids_;               // sample()'s device output; grows, never shrinks
+  std::vector<SampleRowArgs> args_;  // sample()'s rows, reused across steps
   const void* bf16_source_ = nullptr;
   int64_t bf16_source_numel_ = 0;
   std::string name_;

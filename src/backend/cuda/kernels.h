@@ -81,4 +81,21 @@ int attention_splits(int num_tokens, int num_heads, int max_context, int num_sms
 void paged_attention(const AttentionArgs& args, const PagedKv& kv, const AttentionSplit& split,
                      cudaStream_t stream);
 
+// One row of sample() (sampling.cu): backend.h's SampleRowSpec, which this C++17 header
+// cannot include.
+struct SampleRowArgs {
+  int32_t logit_row;
+  int32_t greedy;
+  float temperature;
+  int32_t top_k;
+  float top_p;
+  float min_p;
+  double uniform;
+};
+
+// ids[r] = the token drawn for rows[r] from logits [*, vocab], or -1 when the row holds a
+// NaN or +inf logit or no finite one (the host sampler takes those).
+void sample(const float* logits, int64_t vocab, const SampleRowArgs* rows, int num_rows, int32_t* ids,
+            cudaStream_t stream);
+
 }  // namespace pagoda::cuda

@@ -1,0 +1,212 @@
+// Sampling on the GPU: one block per row, so that only the chosen ids cross to the host.
+//
+// The survivors are those of the host Sampler (sample/filters.cpp): logits divided by the
+// temperature in float, min_p on exp(l - l_max), top_k keeping every logit >= the k-th
+// largest, top_p keeping every token whose strictly-larger mass is below top_p of the
+// total (ties with the last survivor survive). The host sorts to find the cut-offs; here
+// each cut-off is found by a bitwise search over the 32-bit order of the float values,
+// one pass over the row per bit, and the set {x >= cut-off} is the same set. Masses are
+// summed in double, like the host, though in another order: a token whose cumulative mass
+// sits within double rounding of a boundary may differ.
+//
+// The draw is an inverse-CDF walk over the survivors in token-id order (the host walks its
+// sorted order when top_k or top_p cut): the same distribution, and for a given uniform
+// the same token as a host walk in id order.
+#include <cfloat>
+
+#include "backend/cuda/cuda_check.h"
+#include "backend/cuda/kernels.h"
+
+namespace pagoda::cuda {
+
+namespace {
+
+constexpr int kThreads = 1024;
+constexpr int kWarps = kThreads / 32;
+static_assert(kWarps == 32, "block_reduce's second stage gives each lane one warp's value");
+
+// Orders floats as unsigned integers (negatives reversed), -0 folded onto +0 so that the
+// order agrees with float comparison.
+__device__ uint32_t order_key(float f) {
+  if (f == 0.0f) f = 0.0f;
+  const uint32_t bits = __float_as_uint(f);
+  return (bits & 0x80000000u) != 0 ? ~bits : bits | 0x80000000u;
+}
+
+// Block-wide reductions; every thread gets the result. `scratch` is shared memory of
+// kWarps entries, free again when the call returns.
+template <class T, class Op>
+__device__ T block_reduce(T v, T* scratch, Op op) {
+  for (int offset = 16; offset > 0; offset /= 2) v = op(v, __shfl_xor_sync(0xffffffffu, v, offset));
+  const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+  if (lane == 0) scratch[warp] = v;
+  __syncthreads();
+  v = scratch[lane];  // kWarps == 32: every lane holds one warp's value
+  for (int offset = 16; offset > 0; offset /= 2) v = op(v, __shfl_xor_sync(0xffffffffu, v, offset));
+  __syncthreads();
+  return v;
+}
+
+struct Sum {
+  template <class T>
+  __device__ T operator()(T a, T b) const { return a + b; }
+};
+struct Max {
+  __device__ float operator()(float a, float b) const { return fmaxf(a, b); }
+};
+struct MinInt {
+  __device__ int operator()(int a, int b) const { return a < b ? a : b; }
+};
+struct MaxInt {
+  __device__ int operator()(int a, int b) const { return a > b ? a : b; }
+};
+
+struct Shared {
+  double d[kWarps];
+  float f[kWarps];
+  int i[kWarps];
+  double prefix[kThreads];
+};
+
+// The row as the filters see it: x = logit / temperature and the cut-offs found so far.
+struct Row {
+  const float* logits;
+  int64_t vocab;
+  float temperature;  // x = logit / temperature, as the host divides
+  float max_x;
+  float min_p;
+  uint32_t min_key;  // survivors have order_key(x) >= min_key (top_k, top_p)
+
+  __device__ float x(int64_t i) const { return logits[i] / temperature; }
+  // Finite, past min_p and at or above the cut-off key.
+  __device__ bool survives(float xi) const {
+    if (!(xi > -INFINITY)) return false;
+    if (min_p > 0.0f && !(expf(xi - max_x) >= min_p)) return false;
+    return order_key(xi) >= min_key;
+  }
+  __device__ double weight(float xi) const { return static_cast<double>(expf(xi - max_x)); }
+};
+
+// Largest key K with count(survivors with key >= K) >= k: the k-th largest value's key.
+__device__ uint32_t kth_largest_key(const Row& row, int k, Shared& sh) {
+  uint32_t result = 0;
+  for (int bit = 31; bit >= 0; --bit) {
+    const uint32_t candidate = result | (1u << bit);
+    int count = 0;
+    for (int64_t i = threadIdx.x; i < row.vocab; i += kThreads) {
+      const float xi = row.x(i);
+      count += row.survives(xi) && order_key(xi) >= candidate;
+    }
+    if (block_reduce(count, sh.i, Sum{}) >= k) result = candidate;
+  }
+  return result;
+}
+
+// Largest key K with mass(survivors with key >= K) >= target: below it, a token's strictly
+// larger mass already reaches the target, so the survivors are exactly key >= K.
+__device__ uint32_t top_p_key(const Row& row, double target, Shared& sh) {
+  uint32_t result = 0;
+  for (int bit = 31; bit >= 0; --bit) {
+    const uint32_t candidate = result | (1u << bit);
+    double mass = 0.0;
+    for (int64_t i = threadIdx.x; i < row.vocab; i += kThreads) {
+      const float xi = row.x(i);
+      if (row.survives(xi) && order_key(xi) >= candidate) mass += row.weight(xi);
+    }
+    if (block_reduce(mass, sh.d, Sum{}) >= target) result = candidate;
+  }
+  return result;
+}
+
+__global__ void sample_kernel(const float* logits, int64_t vocab, const SampleRowArgs* rows, int32_t* ids) {
+  __shared__ Shared sh;
+  const SampleRowArgs args = rows[blockIdx.x];
+  const float* row_logits = logits + static_cast<int64_t>(args.logit_row) * vocab;
+
+  // Pass 1: the largest logit (lowest id on ties) and whether any is NaN or +inf.
+  float best = -INFINITY;
+  int best_id = INT_MAX;
+  int anomaly = 0;
+  for (int64_t i = threadIdx.x; i < vocab; i += kThreads) {
+    const float l = row_logits[i];
+    if (isnan(l) || l == INFINITY) anomaly = 1;
+    if (l > best) best = l, best_id = static_cast<int>(i);
+  }
+  const float max_logit = block_reduce(best, sh.f, Max{});
+  if (best != max_logit) best_id = INT_MAX;
+  best_id = block_reduce(best_id, sh.i, MinInt{});
+  anomaly = block_reduce(anomaly, sh.i, MaxInt{});
+  if (anomaly != 0 || !(max_logit > -INFINITY)) {
+    if (threadIdx.x == 0) ids[blockIdx.x] = -1;  // the host sampler decides (or reports)
+    return;
+  }
+  if (args.greedy != 0) {
+    if (threadIdx.x == 0) ids[blockIdx.x] = best_id;
+    return;
+  }
+
+  // Dividing by a positive temperature keeps the order, so the largest x is that logit's.
+  Row row{row_logits, vocab, args.temperature, row_logits[best_id] / args.temperature, args.min_p, 0};
+  if (args.top_k > 0) {
+    int count = 0;
+    for (int64_t i = threadIdx.x; i < vocab; i += kThreads) count += row.survives(row.x(i));
+    if (args.top_k < block_reduce(count, sh.i, Sum{})) row.min_key = kth_largest_key(row, args.top_k, sh);
+  }
+  if (args.top_p < 1.0f) {
+    double total = 0.0;
+    for (int64_t i = threadIdx.x; i < vocab; i += kThreads) {
+      const float xi = row.x(i);
+      if (row.survives(xi)) total += row.weight(xi);
+    }
+    const double target = static_cast<double>(args.top_p) * block_reduce(total, sh.d, Sum{});
+    row.min_key = top_p_key(row, target, sh);
+  }
+
+  // The draw: each thread owns a contiguous chunk of ids, so an exclusive scan of the chunk
+  // masses finds the chunk where the walk in id order crosses uniform * total.
+  const int64_t chunk = (vocab + kThreads - 1) / kThreads;
+  const int64_t begin = threadIdx.x * chunk;
+  const int64_t end = begin + chunk < vocab ? begin + chunk : vocab;
+  double mass = 0.0;
+  int last_survivor = -1;
+  for (int64_t i = begin; i < end; ++i) {
+    const float xi = row.x(i);
+    if (row.survives(xi)) mass += row.weight(xi), last_survivor = static_cast<int>(i);
+  }
+  sh.prefix[threadIdx.x] = mass;
+  __syncthreads();
+  for (int stride = 1; stride < kThreads; stride *= 2) {  // Hillis-Steele inclusive scan
+    const double add = threadIdx.x >= stride ? sh.prefix[threadIdx.x - stride] : 0.0;
+    __syncthreads();
+    sh.prefix[threadIdx.x] += add;
+    __syncthreads();
+  }
+  const double total = sh.prefix[kThreads - 1];
+  const double target = args.uniform * total;
+  const double before = threadIdx.x == 0 ? 0.0 : sh.prefix[threadIdx.x - 1];
+  int chosen = INT_MAX;
+  if (mass > 0.0 && target >= before && target < before + mass) {
+    double cumulative = before;
+    for (int64_t i = begin; i < end && chosen == INT_MAX; ++i) {
+      const float xi = row.x(i);
+      if (!row.survives(xi)) continue;
+      cumulative += row.weight(xi);
+      if (target < cumulative) chosen = static_cast<int>(i);
+    }
+    if (chosen == INT_MAX) chosen = last_survivor;  // rounding between the scan and the walk
+  }
+  chosen = block_reduce(chosen, sh.i, MinInt{});
+  last_survivor = block_reduce(last_survivor, sh.i, MaxInt{});
+  if (threadIdx.x == 0) ids[blockIdx.x] = chosen != INT_MAX ? chosen : last_survivor;
+}
+
+}  // namespace
+
+void sample(const float* logits, int64_t vocab, const SampleRowArgs* rows, int num_rows, int32_t* ids,
+            cudaStream_t stream) {
+  if (num_rows <= 0) return;
+  sample_kernel<<<static_cast<unsigned>(num_rows), kThreads, 0, stream>>>(logits, vocab, rows, ids);
+  check_launch("sample");
+}
+
+}  // namespace pagoda::cuda

@@ -1,0 +1,24 @@
+// Which rows the backend's device sampler may take (Backend::sample), and their specs. On
+// the GPU this keeps a step's logits on the device: only the ids cross to the host, where
+// a batch of 256 rows over a 128k vocabulary would otherwise download 131 MB per step.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+#include "backend/backend.h"
+#include "sample/rng.h"
+#include "sample/sampling_params.h"
+
+namespace pagoda {
+
+// True when no logits processor acts on the row and it wants no logprobs: then the device
+// sampler computes what the host Sampler would (backend.h says how its draw differs).
+[[nodiscard]] bool device_can_sample(const SamplingParams& params, size_t num_output_tokens);
+
+// The spec of such a row. A non-greedy row draws its uniform from rng now, once, as the
+// host Sampler would: a row the device hands back (id -1) must restore rng before the host
+// samples it, so that its stream advances once per token either way.
+[[nodiscard]] SampleRowSpec device_sample_spec(int32_t logit_row, const SamplingParams& params, Rng& rng);
+
+}  // namespace pagoda

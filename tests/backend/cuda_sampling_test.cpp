@@ -1,0 +1,188 @@
+// The device sampler (Backend::sample) against the host Sampler's filters. The reference
+// survivors and probabilities are filter_candidates'; the reference draw is an inverse-CDF
+// walk over them in token-id order. Each row is probed at the middle of survivors' CDF
+// intervals: a token's interval is where the device must answer that token, so probing
+// every survivor of a small set pins the whole set and the whole distribution, and probing
+// a sample of a large set pins those intervals. Skipped where no GPU is visible (CI).
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <random>
+#include <vector>
+
+#include "backend/backend.h"
+#include "sample/filters.h"
+
+namespace pagoda {
+namespace {
+
+#define PAGODA_NEED_GPU()                                                   \
+  if (cuda_device_count() == 0) GTEST_SKIP() << "no CUDA GPU is visible"
+
+constexpr float kInf = std::numeric_limits<float>::infinity();
+
+// Survivors in id order with their interval [start, start + prob) of the unit CDF.
+struct Interval {
+  int32_t id;
+  double start, prob;
+};
+
+std::vector<Interval> reference_intervals(const std::vector<float>& logits, const SamplingParams& params) {
+  Candidates c;
+  filter_candidates(logits, params, c);
+  std::vector<Interval> out;
+  for (size_t i = 0; i < c.ids.size(); ++i) out.push_back({c.ids[i], 0.0, c.probs[i]});
+  std::sort(out.begin(), out.end(), [](const Interval& a, const Interval& b) { return a.id < b.id; });
+  double cumulative = 0.0;
+  for (Interval& iv : out) {
+    iv.start = cumulative;
+    cumulative += iv.prob;
+  }
+  return out;
+}
+
+struct Case {
+  std::vector<float> logits;
+  SamplingParams params;
+};
+
+// Rows with peaked and flat distributions, ties (values on a coarse grid) and masked tokens.
+std::vector<float> random_row(std::mt19937& rng, int64_t vocab, int kind) {
+  std::normal_distribution<float> normal(0.0f, kind == 0 ? 1.0f : 4.0f);
+  std::vector<float> row(static_cast<size_t>(vocab));
+  for (float& x : row) x = normal(rng);
+  if (kind == 2) {
+    for (float& x : row) x = std::round(x * 2.0f) / 2.0f;  // many exact ties
+  }
+  if (kind == 3) {
+    std::uniform_int_distribution<int64_t> pick(0, vocab - 1);
+    for (int i = 0; i < vocab / 3; ++i) row[static_cast<size_t>(pick(rng))] = -kInf;
+  }
+  return row;
+}
+
+void run_cases(Backend& gpu, const std::vector<Case>& cases, int64_t vocab, std::mt19937& rng) {
+  std::vector<float> all;
+  for (const Case& c : cases) all.insert(all.end(), c.logits.begin(), c.logits.end());
+  Tensor logits = gpu.alloc(DType::F32, {static_cast<int64_t>(cases.size()), vocab});
+  gpu.copy_from_host(all.data(), logits);
+
+  std::vector<SampleRowSpec> specs;
+  std::vector<int32_t> expected;
+  std::vector<size_t> case_of;
+  for (size_t r = 0; r < cases.size(); ++r) {
+    const SamplingParams& p = cases[r].params;
+    SampleRowSpec spec;
+    spec.logit_row = static_cast<int32_t>(r);
+    if (p.is_greedy()) {
+      spec.greedy = 1;
+      specs.push_back(spec);
+      expected.push_back(argmax_token(cases[r].logits));
+      case_of.push_back(r);
+      continue;
+    }
+    spec.temperature = p.effective_temperature();
+    spec.top_k = p.top_k;
+    spec.top_p = p.top_p;
+    spec.min_p = p.min_p;
+    const std::vector<Interval> intervals = reference_intervals(cases[r].logits, p);
+    std::vector<size_t> probes;
+    if (intervals.size() <= 64) {
+      for (size_t i = 0; i < intervals.size(); ++i) probes.push_back(i);
+    } else {
+      std::uniform_int_distribution<size_t> pick(0, intervals.size() - 1);
+      probes = {0, intervals.size() - 1};
+      for (int i = 0; i < 30; ++i) probes.push_back(pick(rng));
+    }
+    for (const size_t i : probes) {
+      // Intervals below double rounding of their neighbours cannot be probed reliably.
+      if (intervals[i].prob < 1e-9) continue;
+      spec.uniform = intervals[i].start + intervals[i].prob / 2;
+      specs.push_back(spec);
+      expected.push_back(intervals[i].id);
+      case_of.push_back(r);
+    }
+  }
+  std::vector<int32_t> ids(specs.size(), -7);
+  gpu.sample(logits, specs, ids.data());
+  int mismatches = 0;
+  for (size_t j = 0; j < specs.size(); ++j) {
+    if (ids[j] == expected[j]) continue;
+    if (++mismatches > 10) continue;
+    const SamplingParams& p = cases[case_of[j]].params;
+    ADD_FAILURE() << "row " << case_of[j] << " (T " << p.temperature << ", top_k " << p.top_k << ", top_p "
+                  << p.top_p << ", min_p " << p.min_p << ", u " << specs[j].uniform << "): device " << ids[j]
+                  << ", reference " << expected[j];
+  }
+  EXPECT_EQ(mismatches, 0) << "of " << specs.size() << " probes";
+}
+
+TEST(CudaSampling, MatchesTheHostFiltersAndAnIdOrderDraw) {
+  PAGODA_NEED_GPU();
+  std::unique_ptr<Backend> gpu = make_backend("cuda");
+  ASSERT_TRUE(gpu->can_sample());
+  std::mt19937 rng(7);
+  for (const int64_t vocab : {1000, 49152, 128256}) {
+    std::vector<Case> cases;
+    for (int kind = 0; kind < 4; ++kind) {
+      for (const float temperature : {0.0f, 0.7f, 1.0f, 1.6f}) {
+        for (const int top_k : {0, 1, 7, 50}) {
+          for (const float top_p : {1.0f, 0.9f, 0.3f}) {
+            for (const float min_p : {0.0f, 0.05f}) {
+              if (temperature == 0.0f && (top_k != 0 || top_p != 1.0f || min_p != 0.0f)) continue;
+              Case c{random_row(rng, vocab, kind), {}};
+              c.params.temperature = temperature;
+              c.params.top_k = top_k;
+              c.params.top_p = top_p;
+              c.params.min_p = min_p;
+              cases.push_back(std::move(c));
+            }
+          }
+        }
+      }
+    }
+    SCOPED_TRACE("vocab " + std::to_string(vocab));
+    run_cases(*gpu, cases, vocab, rng);
+  }
+}
+
+TEST(CudaSampling, HandsBackRowsTheHostMustTakeAndRefusesBadRows) {
+  PAGODA_NEED_GPU();
+  std::unique_ptr<Backend> gpu = make_backend("cuda");
+  const int64_t vocab = 300;
+  {  // A fresh backend's first call with one row (once wrote through a null output buffer).
+    std::vector<float> row(static_cast<size_t>(vocab), 0.0f);
+    row[123] = 1.0f;
+    Tensor one = gpu->alloc(DType::F32, {1, vocab});
+    gpu->copy_from_host(row.data(), one);
+    SampleRowSpec greedy;
+    greedy.greedy = 1;
+    int32_t id = -7;
+    gpu->sample(one, {&greedy, 1}, &id);
+    EXPECT_EQ(id, 123);
+  }
+  std::vector<float> rows(static_cast<size_t>(3 * vocab), 0.5f);
+  rows[17] = std::numeric_limits<float>::quiet_NaN();                                // row 0: a NaN
+  std::fill(rows.begin() + vocab, rows.begin() + 2 * vocab, -kInf);                  // row 1: all masked
+  rows[static_cast<size_t>(2 * vocab + 5)] = kInf;                                   // row 2: +inf
+  Tensor logits = gpu->alloc(DType::F32, {3, vocab});
+  gpu->copy_from_host(rows.data(), logits);
+  std::vector<SampleRowSpec> specs(3);
+  for (int r = 0; r < 3; ++r) specs[static_cast<size_t>(r)].logit_row = r, specs[static_cast<size_t>(r)].greedy = 1;
+  std::vector<int32_t> ids(3, 0);
+  gpu->sample(logits, specs, ids.data());
+  EXPECT_EQ(ids, std::vector<int32_t>({-1, -1, -1}));
+
+  SampleRowSpec outside;
+  outside.logit_row = 3;
+  EXPECT_THROW(gpu->sample(logits, {&outside, 1}, ids.data()), Error);
+  SampleRowSpec cold;
+  cold.temperature = 0.0f;
+  EXPECT_THROW(gpu->sample(logits, {&cold, 1}, ids.data()), Error);
+  EXPECT_FALSE(make_cpu_backend(1)->can_sample());
+}
+
+}  // namespace
+}  // namespace pagoda

@@ -13,7 +13,7 @@ import argparse
 import os
 
 import torch
-from safetensors.torch import save_model
+from safetensors.torch import save_file
 from transformers import AutoModelForCausalLM, AutoTokenizer
 
 
@@ -31,9 +31,14 @@ def main():
     os.makedirs(args.out, exist_ok=True)
     if hasattr(model.config, "quantization_config"):
         del model.config.quantization_config
+    model.config.architectures = [type(model).__name__]  # not set by the GGUF loader
     model.config.save_pretrained(args.out)
     model.generation_config.save_pretrained(args.out)
-    save_model(model, os.path.join(args.out, "model.safetensors"), metadata={"format": "pt"})
+    # Tied embeddings are one tensor under two names; keep the embedding, as HF files do.
+    tensors = {k: v.contiguous() for k, v in model.state_dict().items()}
+    if getattr(model.config, "tie_word_embeddings", False):
+        tensors.pop("lm_head.weight", None)
+    save_file(tensors, os.path.join(args.out, "model.safetensors"), metadata={"format": "pt"})
     tokenizer.save_pretrained(args.out)
     print(f"wrote {args.out} ({model.config.model_type}, {args.dtype})")
 

@@ -2,7 +2,9 @@
 # What one call of the device machine runs (from the repository root there). Built here with
 # tools/device/pack.sh, which puts the binaries and the shared libraries the device image
 # lacks into .dev/ (git-ignored; named in the call's `carry`). Usage on the device:
-#   tools/device/run.sh tests|logits|bench|all
+#   tools/device/run.sh tests|logits|bench|all|profile
+# profile (after bench, which builds the Llama-3.1-8B-shaped checkpoint): GPU time per op
+# (PAGODA_PROFILE=1) for a 1,024-token prefill, batch-1 decode and the throughput run.
 # Writes logs and report.json under $OUT.
 set -uo pipefail
 what=${1:-all}
@@ -36,4 +38,16 @@ if [[ $what == bench || $what == all ]]; then
   [[ $what == bench ]] && models=llama31_8b
   PYTHONUNBUFFERED=1 python3 tools/cuda_vs_transformers.py --pagoda .dev/bin/pagoda --out "$out" \
     --models $models --bench --tokenizer .dev/tok 2>&1 | tee "$out/bench.log" | tail -40
+fi
+if [[ $what == profile ]]; then
+  ckpt=/tmp/pagoda_ckpt/llama31_8b
+  .dev/bin/pagoda_tests --gtest_filter='CudaSampling*' 2>&1 | tee "$out/cuda_sampling_tests.log" | tail -4
+  PAGODA_PROFILE=1 .dev/bin/pagoda bench latency $ckpt --device cuda --input-len 1024 --output-len 1 --num-iters 1 \
+    > "$out/prefill.json" 2> "$out/profile_prefill.txt"
+  PAGODA_PROFILE=1 .dev/bin/pagoda bench latency $ckpt --device cuda --input-len 16 --output-len 256 --num-iters 1 \
+    > "$out/decode.json" 2> "$out/profile_decode.txt"
+  PAGODA_PROFILE=1 .dev/bin/pagoda bench throughput $ckpt --device cuda --input-len 128 --output-len 128 \
+    --num-prompts 1000 --max-num-seqs 256 --max-num-batched-tokens 8192 --max-model-len 256 \
+    > "$out/throughput_profiled.json" 2> "$out/profile_throughput.txt"
+  head -30 "$out"/profile_*.txt
 fi

@@ -12,6 +12,7 @@
 #include "backend/cuda/device_mirror.h"
 #include "backend/cuda/gemm.h"
 #include "backend/cuda/kernels.h"
+#include "backend/cuda/op_profile.h"
 #include "backend/cuda/weight_upload.h"
 #include "backend/op_checks.h"
 
@@ -47,7 +48,8 @@ class CudaBackend final : public Backend {
         mirror_(stream_),
         uploader_(stream_),
         batch_invariant_(env_flag("PAGODA_BATCH_INVARIANT")),
-        gemm_(stream_, batch_invariant_) {
+        gemm_(stream_, batch_invariant_),
+        profile_(stream_, env_flag("PAGODA_PROFILE")) {
     cudaDeviceProp prop{};
     check(cudaGetDeviceProperties(&prop, device), "cudaGetDeviceProperties");
     name_ = std::string("cuda-") + prop.name;
@@ -88,6 +90,7 @@ class CudaBackend final : public Backend {
     require_f32(src, "download", "the tensor");
     check(cudaMemcpyAsync(dst, src.raw(), src.nbytes(), cudaMemcpyDeviceToHost, stream_), "cudaMemcpyAsync (download)");
     check(cudaStreamSynchronize(stream_), "the step's kernels");
+    profile_.collect();
   }
 
   void copy_from_host(const float* src, Tensor& dst) override {
@@ -121,15 +124,20 @@ class CudaBackend final : public Backend {
     const auto n = static_cast<int64_t>(rows.size());
     if (sampled_ids_.empty() || sampled_ids_.numel() < n) sampled_ids_ = scratch(DType::I32, {n});
     const SampleRowArgs* dev_rows = mirror_.get(args_.data(), args_.size());
-    cuda::sample(logits.data<float>(), logits.row_numel(), dev_rows, static_cast<int>(n),
-                 sampled_ids_.data<int32_t>(), stream_);
+    {
+      const OpProfile::Scope profile_scope(profile_, "sample");
+      cuda::sample(logits.data<float>(), logits.row_numel(), dev_rows, static_cast<int>(n),
+                   sampled_ids_.data<int32_t>(), stream_);
+    }
     check(cudaMemcpyAsync(ids, sampled_ids_.raw(), static_cast<size_t>(n) * sizeof(int32_t),
                           cudaMemcpyDeviceToHost, stream_),
           "cudaMemcpyAsync (sampled ids)");
     check(cudaStreamSynchronize(stream_), "the step's kernels");
+    profile_.collect();
   }
 
   void embedding(const Tensor& table, const int32_t* ids, int n, Tensor& out) override {
+    const OpProfile::Scope profile_scope(profile_, "embedding");
     forget_bf16_copy();
     const int64_t dim = embedding_dim(table, ids, n, out);
     const int32_t* dev_ids = mirror_.get(ids, static_cast<size_t>(n));
@@ -143,6 +151,7 @@ class CudaBackend final : public Backend {
   }
 
   void rms_norm(const Tensor& x, const Tensor& weight, float eps, Tensor& out) override {
+    const OpProfile::Scope profile_scope(profile_, "rms_norm");
     forget_bf16_copy();
     const int64_t rows = rows_of(x, weight, "rms_norm", "weight");
     require_f32(out, "rms_norm", "out");
@@ -152,6 +161,8 @@ class CudaBackend final : public Backend {
   }
 
   void matmul(const Tensor& x, const Tensor& w, Tensor& out) override {
+    const std::string profile_name = profile_.enabled() ? "matmul [" + std::to_string(w.ndim() == 2 ? w.dim(0) : 0) + " x " + std::to_string(w.ndim() == 2 ? w.dim(1) : 0) + "]" : std::string();
+    const OpProfile::Scope profile_scope(profile_, profile_name.c_str());
     const auto [n, k, m] = matmul_shape(x, w, out);
     require_dtype(w, DType::BF16, "matmul (CUDA)", "the weight (upload() it)");
     // Consecutive matmuls of one input (q, k, v; gate, up) convert it once.
@@ -167,12 +178,14 @@ class CudaBackend final : public Backend {
   }
 
   void add_bias(Tensor& x, const Tensor& bias) override {
+    const OpProfile::Scope profile_scope(profile_, "add_bias");
     forget_bf16_copy();
     const int64_t rows = rows_of(x, bias, "add_bias", "bias");
     cuda::add_bias(x.data<float>(), bias.data<float>(), rows, bias.numel(), stream_);
   }
 
   void add(Tensor& x, const Tensor& y) override {
+    const OpProfile::Scope profile_scope(profile_, "add");
     forget_bf16_copy();
     require_f32(x, "add", "x");
     require_f32(y, "add", "y");
@@ -181,12 +194,14 @@ class CudaBackend final : public Backend {
   }
 
   void scale(Tensor& x, float s) override {
+    const OpProfile::Scope profile_scope(profile_, "scale");
     forget_bf16_copy();
     require_f32(x, "scale", "x");
     cuda::scale(x.data<float>(), s, x.numel(), stream_);
   }
 
   void softcap(Tensor& x, float cap) override {
+    const OpProfile::Scope profile_scope(profile_, "softcap");
     forget_bf16_copy();
     require_f32(x, "softcap", "x");
     if (!(cap > 0)) fail("softcap: cap must be positive");
@@ -194,18 +209,21 @@ class CudaBackend final : public Backend {
   }
 
   void silu_mul(const Tensor& gate, const Tensor& up, Tensor& out) override {
+    const OpProfile::Scope profile_scope(profile_, "silu_mul");
     forget_bf16_copy();
     check_gated(gate, up, out, "silu_mul");
     cuda::silu_mul(gate.data<float>(), up.data<float>(), out.data<float>(), bf16_copy_of(out), gate.numel(), stream_);
   }
 
   void gelu_mul(const Tensor& gate, const Tensor& up, Tensor& out) override {
+    const OpProfile::Scope profile_scope(profile_, "gelu_mul");
     forget_bf16_copy();
     check_gated(gate, up, out, "gelu_mul");
     cuda::gelu_mul(gate.data<float>(), up.data<float>(), out.data<float>(), bf16_copy_of(out), gate.numel(), stream_);
   }
 
   void rope(Tensor& x, const int32_t* positions, const RopeConfig& config) override {
+    const OpProfile::Scope profile_scope(profile_, "rope");
     forget_bf16_copy();
     check_rope(x, config);
     const int32_t* dev_pos = mirror_.get(positions, static_cast<size_t>(x.dim(0)));
@@ -216,6 +234,7 @@ class CudaBackend final : public Backend {
 
   void write_kv(const Tensor& k, const Tensor& v, Tensor& k_cache, Tensor& v_cache,
                 const AttentionMetadata& meta) override {
+    const OpProfile::Scope profile_scope(profile_, "write_kv");
     forget_bf16_copy();
     const CacheDims dims = cache_dims(k_cache, v_cache, "write_kv");
     check_write_kv(k, v, meta, dims);
@@ -231,6 +250,7 @@ class CudaBackend final : public Backend {
 
   void paged_attention(const Tensor& q, const Tensor& k_cache, const Tensor& v_cache, const AttentionMetadata& meta,
                        float scale, int sliding_window, float softcap, Tensor& out) override {
+    const OpProfile::Scope profile_scope(profile_, "paged_attention");
     forget_bf16_copy();
     const CacheDims dims = cache_dims(k_cache, v_cache, "paged_attention");
     const int64_t num_heads = attention_heads(q, out, meta, dims);
@@ -315,6 +335,7 @@ class CudaBackend final : public Backend {
   // way whatever the batch (fixed GEMM algorithms, unsplit attention), at some speed.
   bool batch_invariant_;
   LtGemm gemm_;
+  OpProfile profile_;  // PAGODA_PROFILE=1: GPU time per op, printed at exit
   int num_sms_ = 0;
   Tensor bf16_;
   Tensor sampled_ids_;               // sample()'s device output; grows, never shrinks

@@ -81,10 +81,13 @@ struct Row {
   // Finite, past min_p and at or above the cut-off key.
   __device__ bool survives(float xi) const {
     if (!(xi > -INFINITY)) return false;
-    if (min_p > 0.0f && !(expf(xi - max_x) >= min_p)) return false;
+    if (min_p > 0.0f && !(static_cast<float>(exp(static_cast<double>(xi - max_x))) >= min_p)) return false;
     return order_key(xi) >= min_key;
   }
-  __device__ double weight(float xi) const { return static_cast<double>(expf(xi - max_x)); }
+  // The host's float std::exp, which glibc rounds correctly in practice: a double exp
+  // rounded to float gives the same float (CUDA's expf is 2 ulp off, and over a 128k
+  // vocabulary those errors move the CDF by more than a rare token's width).
+  __device__ double weight(float xi) const { return static_cast<double>(static_cast<float>(exp(static_cast<double>(xi - max_x)))); }
 };
 
 // Largest key K with count(survivors with key >= K) >= k: the k-th largest value's key.

@@ -259,7 +259,8 @@ def main():
                  "--max-model-len", "256", "--output-json", thr], timeout=500)
             entry["pagoda_throughput"] = json.load(open(thr))
             save()
-        shutil.rmtree(ckpt, ignore_errors=True)
+        if not os.environ.get("PAGODA_KEEP_CKPT"):  # run.sh profile reuses it
+            shutil.rmtree(ckpt, ignore_errors=True)
 
     log("\n== summary")
     for label, e in report["models"].items():

@@ -41,8 +41,10 @@ if [[ $what == bench || $what == all ]]; then
 fi
 if [[ $what == profile ]]; then
   ckpt=/tmp/pagoda_ckpt/llama31_8b
+  [ -d $ckpt ] || PAGODA_KEEP_CKPT=1 PYTHONUNBUFFERED=1 python3 tools/cuda_vs_transformers.py --pagoda .dev/bin/pagoda \
+    --out "$out" --models llama31_8b --bench --tokenizer .dev/tok > "$out/bench.log" 2>&1
   .dev/bin/pagoda_tests --gtest_filter='CudaSampling*' 2>&1 | tee "$out/cuda_sampling_tests.log" | tail -4
-  PAGODA_PROFILE=1 .dev/bin/pagoda bench latency $ckpt --device cuda --input-len 1024 --output-len 1 --num-iters 1 \
+  PAGODA_PROFILE=1 .dev/bin/pagoda bench latency $ckpt --device cuda --input-len 1024 --output-len 2 --num-iters 1 \
     > "$out/prefill.json" 2> "$out/profile_prefill.txt"
   PAGODA_PROFILE=1 .dev/bin/pagoda bench latency $ckpt --device cuda --input-len 16 --output-len 256 --num-iters 1 \
     > "$out/decode.json" 2> "$out/profile_decode.txt"

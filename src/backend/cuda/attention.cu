@@ -6,7 +6,8 @@
 // heads of one token). When the batch has too few (token, head) pairs to fill the GPU (a
 // few decodes over long contexts), the context is split (flash-decoding): each split writes
 // its running max, denominator and unnormalized sum, and a second kernel combines them.
-// Not yet: K/V tiles shared by the heads of a GQA group, tensor cores for prefill.
+// Keys go four at a time (see the loop). Not yet: K/V tiles shared by the heads of a GQA
+// group, tensor cores for prefill.
 #include <algorithm>
 #include <cmath>
 
@@ -73,9 +74,55 @@ __global__ void attention_kernel(AttentionArgs a, PagedKv kv, int split_keys, fl
     begin = first + static_cast<int>(blockIdx.z) * split_keys;
     end = min(end, begin + split_keys);
   }
-  for (int p = begin; p < end; ++p) {
+  // Keys in groups of kKeys: the group's K rows are loaded together and its dot products
+  // reduced side by side, so a warp keeps several loads and shuffle chains in flight instead
+  // of waiting on one key at a time (the loop was latency-bound). The grouping starts at
+  // `begin`, a function of the token alone, so batch composition cannot change the result.
+  constexpr int kKeys = 4;
+  const auto row_offset = [&](int p) {
     const int64_t slot = static_cast<int64_t>(blocks[p / kv.block_size]) * kv.block_size + p % kv.block_size;
-    const int64_t offset = (slot * kv.kv_heads + kvh) * head_dim;
+    return (slot * kv.kv_heads + kvh) * head_dim;
+  };
+  int p = begin;
+  for (; p + kKeys <= end; p += kKeys) {
+    int64_t offset[kKeys];
+    float dot[kKeys];
+#pragma unroll
+    for (int i = 0; i < kKeys; ++i) offset[i] = row_offset(p + i);
+#pragma unroll
+    for (int i = 0; i < kKeys; ++i) {
+      const float* krow = kv.k_cache + offset[i];
+      dot[i] = 0.0f;
+#pragma unroll
+      for (int j = 0; j < kPerLane; ++j) dot[i] += q[j] * krow[j * 32 + lane];
+    }
+    for (int o = 16; o > 0; o /= 2) {
+#pragma unroll
+      for (int i = 0; i < kKeys; ++i) dot[i] += __shfl_xor_sync(0xffffffffu, dot[i], o);
+    }
+    float new_max = running_max;
+#pragma unroll
+    for (int i = 0; i < kKeys; ++i) {
+      dot[i] *= a.scale;
+      if (a.softcap > 0.0f) dot[i] = a.softcap * tanhf(dot[i] / a.softcap);
+      new_max = fmaxf(new_max, dot[i]);
+    }
+    const float correction = expf(running_max - new_max);
+    denom *= correction;
+#pragma unroll
+    for (int j = 0; j < kPerLane; ++j) acc[j] *= correction;
+#pragma unroll
+    for (int i = 0; i < kKeys; ++i) {
+      const float weight = expf(dot[i] - new_max);
+      denom += weight;
+      const float* vrow = kv.v_cache + offset[i];
+#pragma unroll
+      for (int j = 0; j < kPerLane; ++j) acc[j] += weight * vrow[j * 32 + lane];
+    }
+    running_max = new_max;
+  }
+  for (; p < end; ++p) {  // the last keys, one at a time
+    const int64_t offset = row_offset(p);
     const float* krow = kv.k_cache + offset;
     const float* vrow = kv.v_cache + offset;
     float dot = 0.0f;

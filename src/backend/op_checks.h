@@ -80,18 +80,20 @@ inline void check_rope(const Tensor& x, const RopeConfig& config) {
   }
 }
 
-// [num_blocks, block_size, kv_heads, head_dim] of a pair of F32 caches.
+// [num_blocks, block_size, kv_heads, head_dim] of a pair of F32 or BF16 caches (the same
+// dtype; which dtypes a backend takes is its own check).
 struct CacheDims {
   int64_t num_blocks, block_size, kv_heads, head_dim;
+  DType dtype;
 };
 inline CacheDims cache_dims(const Tensor& k_cache, const Tensor& v_cache, const char* op) {
-  require_f32(k_cache, op, "k_cache");
-  require_f32(v_cache, op, "v_cache");
+  if (k_cache.dtype() != DType::BF16) require_f32(k_cache, op, "k_cache");
+  require_dtype(v_cache, k_cache.dtype(), op, "v_cache");
   if (k_cache.ndim() != 4 || k_cache.shape() != v_cache.shape()) {
     fail(op, ": caches must both be [num_blocks, block_size, kv_heads, head_dim], got ",
          shape_string(k_cache.shape()), " and ", shape_string(v_cache.shape()));
   }
-  return {k_cache.dim(0), k_cache.dim(1), k_cache.dim(2), k_cache.dim(3)};
+  return {k_cache.dim(0), k_cache.dim(1), k_cache.dim(2), k_cache.dim(3), k_cache.dtype()};
 }
 
 inline void check_write_kv(const Tensor& k, const Tensor& v, const AttentionMetadata& meta, const CacheDims& c) {

@@ -12,7 +12,8 @@ EngineCore::EngineCore(Model& model, Backend& backend, const Tokenizer& tokenize
                        const EngineOptions& options)
     : tokenizer_(tokenizer), processor_(tokenizer) {
   const SchedulerConfig config =
-      make_scheduler_config(with_kv_cache_memory(options, backend, model.spec()), model.spec());
+      make_scheduler_config(with_kv_cache_memory(options, backend, model.spec()), model.spec(),
+                            backend.kv_cache_dtype());
   limits_.vocab_size = model.spec().vocab_size;
   limits_.max_tokens = config.max_model_len;
   for (int32_t t = 0; t < tokenizer.vocab_size(); ++t) {

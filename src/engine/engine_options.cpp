@@ -8,7 +8,7 @@
 
 namespace pagoda {
 
-SchedulerConfig make_scheduler_config(const EngineOptions& o, const ModelSpec& spec) {
+SchedulerConfig make_scheduler_config(const EngineOptions& o, const ModelSpec& spec, DType kv_cache_dtype) {
   if (o.max_num_seqs < 1) fail("max_num_seqs must be >= 1, got ", o.max_num_seqs);
   if (o.max_num_batched_tokens < 1) {
     fail("max_num_batched_tokens must be >= 1, got ", o.max_num_batched_tokens);
@@ -24,7 +24,7 @@ SchedulerConfig make_scheduler_config(const EngineOptions& o, const ModelSpec& s
   if (context > 0 && max_model_len > context) {
     fail("max_model_len ", max_model_len, " exceeds the model's context of ", context);
   }
-  const int64_t block_bytes = static_cast<int64_t>(KvCache::bytes_per_token(spec)) * o.block_size;
+  const int64_t block_bytes = static_cast<int64_t>(KvCache::bytes_per_token(spec, kv_cache_dtype)) * o.block_size;
   if (o.kv_cache_memory < 0) fail("kv_cache_memory must be >= 0, got ", o.kv_cache_memory);
   const int64_t kv_bytes = o.kv_cache_memory > 0 ? o.kv_cache_memory : kDefaultCpuKvCacheMemory;
   if (kv_bytes < block_bytes) {

@@ -29,8 +29,10 @@ struct EngineOptions {
 };
 
 // Throws Error on an unusable option (non-positive sizes, a cache too small for one block,
-// max_model_len beyond the model's context).
-[[nodiscard]] SchedulerConfig make_scheduler_config(const EngineOptions& options, const ModelSpec& spec);
+// max_model_len beyond the model's context). Blocks are counted in caches of
+// kv_cache_dtype (the backend's).
+[[nodiscard]] SchedulerConfig make_scheduler_config(const EngineOptions& options, const ModelSpec& spec,
+                                                    DType kv_cache_dtype = DType::F32);
 
 // The KV cache on 1 GiB when the CPU runs the model.
 constexpr int64_t kDefaultCpuKvCacheMemory = int64_t{1} << 30;

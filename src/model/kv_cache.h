@@ -19,8 +19,9 @@ class KvCache {
   [[nodiscard]] Tensor& k(int layer) { return k_[static_cast<size_t>(layer)]; }
   [[nodiscard]] Tensor& v(int layer) { return v_[static_cast<size_t>(layer)]; }
 
-  // Bytes one token takes across all layers (K and V).
-  [[nodiscard]] static size_t bytes_per_token(const ModelSpec& spec);
+  // Bytes one token takes across all layers (K and V) in caches of dtype (the backend's
+  // kv_cache_dtype()).
+  [[nodiscard]] static size_t bytes_per_token(const ModelSpec& spec, DType dtype);
 
  private:
   int num_blocks_;

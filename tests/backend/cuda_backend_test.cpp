@@ -282,6 +282,102 @@ TEST(CudaBackend, PagedAttentionMatchesCpuOnRaggedBatches) {
   }
 }
 
+// Fills every slot of a pair of caches from host values ([num_blocks * block_size, kv_heads,
+// head_dim]) through write_kv, which converts to the caches' dtype.
+void fill_caches(Backend& b, const std::vector<float>& k, const std::vector<float>& v, Tensor& kc, Tensor& vc) {
+  const int64_t slots = kc.dim(0) * kc.dim(1);
+  std::vector<int64_t> all(static_cast<size_t>(slots));
+  std::iota(all.begin(), all.end(), 0);
+  AttentionMetadata meta;
+  meta.num_tokens = static_cast<int>(slots);
+  meta.slot_mapping = all.data();
+  const Shape shape = {slots, kc.dim(2), kc.dim(3)};
+  b.write_kv(on(b, k, shape), on(b, v, shape), kc, vc, meta);
+}
+
+// The GPU's own KV dtype (BF16) over long contexts: decodes over 1,000 and 300 keys, prefill
+// chunks of 70 and 64 tokens, GQA groups of 4, 2, 7 and 12 (blocks of 6 heads), a sliding
+// window, softcapping, head_dim 64 to 256. Cache values are BF16-representable, so the CPU
+// (F32 caches) sees the same numbers. In batch-invariant mode each sequence attended alone
+// must give the same bits as inside the batch.
+TEST(CudaBackend, PagedAttentionOnBf16CachesMatchesCpuOverLongContexts) {
+  PAGODA_NEED_GPU();
+  auto& [cpu, gpu] = backends();
+  ASSERT_EQ(gpu->kv_cache_dtype(), DType::BF16);
+  std::unique_ptr<Backend> one_pass = batch_invariant_gpu();
+  std::mt19937 rng(11);
+  struct Case {
+    int64_t heads, kv_heads, head_dim;
+    int window;
+    float softcap;
+  };
+  for (const Case c : {Case{32, 8, 128, 0, 0.0f}, Case{16, 8, 64, 0, 0.0f}, Case{14, 2, 64, 0, 30.0f},
+                       Case{4, 1, 256, 100, 0.0f}, Case{12, 1, 96, 0, 0.0f}}) {
+    const int64_t block_size = 16, num_blocks = 110;
+    const std::vector<int32_t> seq_lens = {1000, 300, 200, 64};
+    const std::vector<int32_t> num_new = {1, 1, 70, 64};
+    const int num_seqs = static_cast<int>(seq_lens.size());
+    std::vector<int32_t> qsl = {0};
+    for (const int32_t q : num_new) qsl.push_back(qsl.back() + q);
+    const int num_tokens = qsl.back();
+    const int max_blocks = 63;
+    std::vector<int32_t> pool(num_blocks - 1);
+    std::iota(pool.begin(), pool.end(), 1);
+    std::shuffle(pool.begin(), pool.end(), rng);
+    std::vector<int32_t> tables(seq_lens.size() * max_blocks, 0);
+    size_t next = 0;
+    for (size_t s = 0; s < seq_lens.size(); ++s) {
+      for (int j = 0; j < (seq_lens[s] + block_size - 1) / block_size; ++j) tables[s * max_blocks + j] = pool[next++];
+    }
+    std::vector<int64_t> slots;
+    for (size_t s = 0; s < seq_lens.size(); ++s) {
+      for (int32_t p = seq_lens[s] - num_new[s]; p < seq_lens[s]; ++p) {
+        slots.push_back(int64_t{tables[s * max_blocks + p / block_size]} * block_size + p % block_size);
+      }
+    }
+    AttentionMetadata meta{num_tokens, num_seqs, qsl.data(), seq_lens.data(), tables.data(), max_blocks, slots.data()};
+
+    const Shape cache_shape = {num_blocks, block_size, c.kv_heads, c.head_dim};
+    const auto cache_k = bf16_values(rng, size_t(num_blocks * block_size * c.kv_heads * c.head_dim));
+    const auto cache_v = bf16_values(rng, cache_k.size());
+    const auto k = bf16_values(rng, size_t(num_tokens * c.kv_heads * c.head_dim));
+    const auto v = bf16_values(rng, k.size());
+    const auto q = random_values(rng, size_t(num_tokens * c.heads * c.head_dim));
+    const Shape kv_shape = {num_tokens, c.kv_heads, c.head_dim}, q_shape = {num_tokens, c.heads, c.head_dim};
+    const float scale = 1.0f / std::sqrt(static_cast<float>(c.head_dim));
+
+    Tensor kc = on(*cpu, cache_k, cache_shape), vc = on(*cpu, cache_v, cache_shape);
+    cpu->write_kv(on(*cpu, k, kv_shape), on(*cpu, v, kv_shape), kc, vc, meta);
+    Tensor oc = cpu->alloc(DType::F32, q_shape);
+    cpu->paged_attention(on(*cpu, q, q_shape), kc, vc, meta, scale, c.window, c.softcap, oc);
+    const std::vector<float> expected = back(*cpu, oc);
+
+    for (Backend* b : {gpu.get(), one_pass.get()}) {
+      Tensor kg = b->alloc(DType::BF16, cache_shape), vg = b->alloc(DType::BF16, cache_shape);
+      fill_caches(*b, cache_k, cache_v, kg, vg);
+      b->write_kv(on(*b, k, kv_shape), on(*b, v, kv_shape), kg, vg, meta);
+      Tensor og = b->alloc(DType::F32, q_shape);
+      b->paged_attention(on(*b, q, q_shape), kg, vg, meta, scale, c.window, c.softcap, og);
+      const std::vector<float> got = back(*b, og);
+      EXPECT_LT(relative_error(got, expected), 1e-5) << (b == gpu.get() ? "split" : "one pass") << ", heads "
+                                                     << c.heads << "/" << c.kv_heads << " head_dim " << c.head_dim;
+      if (b != one_pass.get()) continue;
+      const int64_t row = c.heads * c.head_dim;
+      for (int s = 0; s < num_seqs; ++s) {
+        const std::vector<int32_t> alone_qsl = {0, num_new[s]};
+        AttentionMetadata alone{num_new[s], 1, alone_qsl.data(), &seq_lens[s], &tables[s * max_blocks], max_blocks,
+                                &slots[qsl[s]]};
+        const std::vector<float> q_s(q.begin() + qsl[s] * row, q.begin() + qsl[s + 1] * row);
+        const Shape shape = {num_new[s], c.heads, c.head_dim};
+        Tensor o_s = b->alloc(DType::F32, shape);
+        b->paged_attention(on(*b, q_s, shape), kg, vg, alone, scale, c.window, c.softcap, o_s);
+        const std::vector<float> in_batch(got.begin() + qsl[s] * row, got.begin() + qsl[s + 1] * row);
+        EXPECT_EQ(back(*b, o_s), in_batch) << "sequence " << s << " alone, heads " << c.heads << "/" << c.kv_heads;
+      }
+    }
+  }
+}
+
 // With PAGODA_BATCH_INVARIANT a row's GEMM result does not depend on how many rows share it.
 TEST(CudaBackend, BatchInvariantMatmulGivesEveryRowTheSameBits) {
   PAGODA_NEED_GPU();

@@ -13,7 +13,8 @@ TEST(EnginePreemption, PreemptedRequestsMatchUnpreempted) {
   EngineOptions tiny = small_options();
   tiny.max_model_len = 64;
   tiny.block_size = 16;
-  tiny.kv_cache_memory = static_cast<int64_t>(KvCache::bytes_per_token(b->model().spec())) * 16 * 6;
+  const size_t token_bytes = KvCache::bytes_per_token(b->model().spec(), b->backend().kv_cache_dtype());
+  tiny.kv_cache_memory = static_cast<int64_t>(token_bytes) * 16 * 6;
 
   std::vector<std::vector<int32_t>> prompts;
   std::vector<SamplingParams> params;

@@ -1,13 +1,24 @@
 // Paged attention for mixed prefill + decode batches, and the KV cache write.
 //
-// First version, correct before fast: one warp per (token, query head) walks the token's
-// causal context key by key with an online softmax, all in F32. Lane l owns the head
-// dimensions l, l + 32, ... so every K and V row is read coalesced. Blocks hold 4 warps (4
-// heads of one token). When the batch has too few (token, head) pairs to fill the GPU (a
-// few decodes over long contexts), the context is split (flash-decoding): each split writes
-// its running max, denominator and unnormalized sum, and a second kernel combines them.
-// Keys go four at a time (see the loop). Not yet: K/V tiles shared by the heads of a GQA
-// group, tensor cores for prefill.
+// Caches are BF16 (the CUDA backend's KV dtype: half the bytes of F32) or F32. One block
+// works on one tile (up to `tile_tokens` consecutive new tokens of one sequence) and one
+// group of `heads_per_block` query heads that share a KV head (GQA), with one warp per
+// (token, head) row. The block walks its keys in chunks of 32: the chunk's K and V rows are
+// loaded once into shared memory for every row of the block, so under GQA each K/V row is
+// read from memory once per tile instead of once per query head. Within a chunk, lane l
+// scores key l against its row's query, the warp takes one max and one sum per chunk
+// (online softmax), and every lane accumulates its head dimensions l, l + 32, ... over the
+// chunk's values.
+//
+// Chunks sit at absolute key positions (multiples of 32), and a row skips chunks in which
+// none of its keys are visible, so a row's result does not depend on which tile it shares
+// or how its sequence was chunked: batch invariance holds when the context is not split.
+// When the batch has too few blocks to fill the GPU (a few decodes over long contexts), the
+// context is split (flash-decoding): split z of a sequence covers keys
+// [z * split_keys, (z + 1) * split_keys) with split_keys a multiple of 32 derived on the
+// device from that sequence's own length; each split writes its running max, denominator
+// and unnormalized sum, and a second kernel combines them in split order.
+// Not yet: tensor cores (prefill is CUDA-core FMAs over shared memory).
 #include <algorithm>
 #include <cmath>
 
@@ -19,128 +30,147 @@ namespace pagoda::cuda {
 
 namespace {
 
-constexpr int kWarpsPerBlock = 4;
+constexpr int kChunk = 32;          // keys per shared-memory chunk: one per lane
+constexpr int kMaxRowsPerBlock = 8;  // warps per block
+constexpr int kCombineWarps = 4;
 
-__global__ void write_kv_kernel(const float* k, const float* v, float* k_cache, float* v_cache,
+__device__ __forceinline__ float to_float(float x) { return x; }
+__device__ __forceinline__ float to_float(__nv_bfloat16 x) { return __bfloat162float(x); }
+__device__ __forceinline__ void store(float* p, float x) { *p = x; }
+__device__ __forceinline__ void store(__nv_bfloat16* p, float x) { *p = __float2bfloat16_rn(x); }
+
+template <class KvT>
+__global__ void write_kv_kernel(const float* k, const float* v, KvT* k_cache, KvT* v_cache,
                                 const int64_t* slot_mapping, int64_t total, int64_t row) {
   const int64_t i = blockIdx.x * int64_t{blockDim.x} + threadIdx.x;
   if (i >= total) return;
   const int64_t t = i / row, c = i % row;
   const int64_t slot = slot_mapping[t];
   if (slot < 0) return;  // a padding token
-  k_cache[slot * row + c] = k[i];
-  v_cache[slot * row + c] = v[i];
+  store(k_cache + slot * row + c, k[i]);
+  store(v_cache + slot * row + c, v[i]);
 }
 
-// kPerLane = head_dim / 32 (1..8), so the query and accumulator stay in registers.
-// partial == nullptr: one split, out is written. Otherwise split blockIdx.z covers keys
-// [first + z * split_keys, ...) and writes partial[(z, t, h)] = {max, denom, acc[head_dim]}.
-template <int kPerLane>
-__global__ void attention_kernel(AttentionArgs a, PagedKv kv, int split_keys, float* partial) {
-  const int t = static_cast<int>(blockIdx.x);
-  const int h = static_cast<int>(blockIdx.y) * kWarpsPerBlock + static_cast<int>(threadIdx.x) / 32;
-  if (h >= a.num_heads) return;  // the whole warp leaves; no block-wide barrier follows
-  const int lane = static_cast<int>(threadIdx.x) % 32;
+// Shared-memory row stride of a chunk's K/V rows, in elements: one 4-byte word of padding,
+// so lane l reading row l at the same column hits bank (l + column) % 32, not one bank.
+template <class KvT>
+__host__ __device__ constexpr int smem_stride(int head_dim) {
+  return head_dim + static_cast<int>(4 / sizeof(KvT));
+}
 
-  // The sequence this token belongs to: the last s with query_start_loc[s] <= t.
-  int lo = 0, hi = a.num_seqs - 1;
-  while (lo < hi) {
-    const int mid = (lo + hi + 1) / 2;
-    if (a.query_start_loc[mid] <= t) {
-      lo = mid;
-    } else {
-      hi = mid - 1;
-    }
-  }
-  const int s = lo;
-  const int q_begin = a.query_start_loc[s];
-  const int num_new = a.query_start_loc[s + 1] - q_begin;
-  const int pos = a.seq_lens[s] - num_new + (t - q_begin);  // the new tokens end the context
+template <class KvT>
+size_t smem_bytes(int head_dim, int rows) {
+  return 2 * size_t{kChunk} * smem_stride<KvT>(head_dim) * sizeof(KvT) + size_t(rows) * head_dim * sizeof(float);
+}
+
+// Row r of a block is (token t0 + r / heads_per_block, head y * heads_per_block + r % ...).
+// partial == nullptr: one split, out is written. Otherwise split blockIdx.z writes
+// partial[(z, t, h)] = {max, denom, acc[head_dim]}.
+template <int kPerLane, class KvT>
+__global__ void __launch_bounds__(kMaxRowsPerBlock * 32)
+    attention_kernel(AttentionArgs a, PagedKv kv, int num_splits, float* partial) {
+  constexpr int kHeadDim = kPerLane * 32;
+  constexpr int kStride = smem_stride<KvT>(kHeadDim);
+  extern __shared__ __align__(16) unsigned char smem_raw[];
+  KvT* k_s = reinterpret_cast<KvT*>(smem_raw);
+  KvT* v_s = k_s + kChunk * kStride;
+  float* q_s = reinterpret_cast<float*>(v_s + kChunk * kStride);
+
+  const int warp = static_cast<int>(threadIdx.x) / 32, lane = static_cast<int>(threadIdx.x) % 32;
+  const int seq = a.tiles[2 * blockIdx.x], t0 = a.tiles[2 * blockIdx.x + 1];
+  const int q_begin = a.query_start_loc[seq], q_end = a.query_start_loc[seq + 1];
+  const int ntok = min(a.tile_tokens, q_end - t0);
+  const int context = a.seq_lens[seq];
+  const int pos0 = context - (q_end - q_begin) + (t0 - q_begin);  // the new tokens end the context
+  const int tq = warp / a.heads_per_block;
+  const int h = static_cast<int>(blockIdx.y) * a.heads_per_block + warp % a.heads_per_block;
+  const int64_t kvh = (static_cast<int>(blockIdx.y) * a.heads_per_block) / (a.num_heads / kv.kv_heads);
+  const bool active = tq < ntok;
+  const int t = t0 + tq, pos = pos0 + tq;
   const int first = a.sliding_window > 0 ? max(0, pos - a.sliding_window + 1) : 0;
-  const int64_t kvh = h / (a.num_heads / kv.kv_heads);
-  const int64_t head_dim = kv.head_dim;
-  const int32_t* blocks = a.block_tables + static_cast<int64_t>(s) * a.max_blocks_per_seq;
 
-  float q[kPerLane], acc[kPerLane];
-  const float* qrow = a.q + (static_cast<int64_t>(t) * a.num_heads + h) * head_dim;
-#pragma unroll
-  for (int j = 0; j < kPerLane; ++j) {
-    q[j] = qrow[j * 32 + lane];
-    acc[j] = 0.0f;
-  }
-  float running_max = -INFINITY, denom = 0.0f;
-  int begin = first, end = pos + 1;
+  // The block's keys: from the chunk holding its first token's first visible key to its
+  // last token.
+  const int block_first = a.sliding_window > 0 ? max(0, pos0 - a.sliding_window + 1) : 0;
+  int begin = block_first / kChunk * kChunk;
+  int end = pos0 + ntok;
   if (partial != nullptr) {
-    begin = first + static_cast<int>(blockIdx.z) * split_keys;
-    end = min(end, begin + split_keys);
+    const int per_split = (context + num_splits - 1) / num_splits;
+    const int split_keys = (per_split + kChunk - 1) / kChunk * kChunk;
+    begin = max(begin, static_cast<int>(blockIdx.z) * split_keys);
+    end = min(end, (static_cast<int>(blockIdx.z) + 1) * split_keys);
   }
-  // Keys in groups of kKeys: the group's K rows are loaded together and its dot products
-  // reduced side by side, so a warp keeps several loads and shuffle chains in flight instead
-  // of waiting on one key at a time (the loop was latency-bound). The grouping starts at
-  // `begin`, a function of the token alone, so batch composition cannot change the result.
-  constexpr int kKeys = 4;
-  const auto row_offset = [&](int p) {
-    const int64_t slot = static_cast<int64_t>(blocks[p / kv.block_size]) * kv.block_size + p % kv.block_size;
-    return (slot * kv.kv_heads + kvh) * head_dim;
-  };
-  int p = begin;
-  for (; p + kKeys <= end; p += kKeys) {
-    int64_t offset[kKeys];
-    float dot[kKeys];
-#pragma unroll
-    for (int i = 0; i < kKeys; ++i) offset[i] = row_offset(p + i);
-#pragma unroll
-    for (int i = 0; i < kKeys; ++i) {
-      const float* krow = kv.k_cache + offset[i];
-      dot[i] = 0.0f;
-#pragma unroll
-      for (int j = 0; j < kPerLane; ++j) dot[i] += q[j] * krow[j * 32 + lane];
+
+  const KvT* k_cache = static_cast<const KvT*>(kv.k_cache);
+  const KvT* v_cache = static_cast<const KvT*>(kv.v_cache);
+  const int32_t* blocks = a.block_tables + static_cast<int64_t>(seq) * a.max_blocks_per_seq;
+  float* q_row = q_s + warp * kHeadDim;
+  if (active) {
+    const float* src = a.q + (static_cast<int64_t>(t) * a.num_heads + h) * kHeadDim;
+    for (int d = lane; d < kHeadDim; d += 32) q_row[d] = src[d];
+  }
+
+  float acc[kPerLane] = {};
+  float running_max = -INFINITY, denom = 0.0f;
+  constexpr int kVec = 16 / static_cast<int>(sizeof(KvT));  // elements per 16-byte load
+  constexpr int kVecsPerRow = kHeadDim / kVec;
+  for (int c = begin; c < end; c += kChunk) {
+    __syncthreads();  // the previous chunk is consumed (the first time: q rows are stored)
+    for (int i = static_cast<int>(threadIdx.x); i < kChunk * kVecsPerRow; i += static_cast<int>(blockDim.x)) {
+      const int r = i / kVecsPerRow, col = (i % kVecsPerRow) * kVec;
+      const int p = c + r;
+      uint4 kw{0, 0, 0, 0}, vw{0, 0, 0, 0};
+      if (p < end) {
+        const int64_t slot = static_cast<int64_t>(blocks[p / kv.block_size]) * kv.block_size + p % kv.block_size;
+        const int64_t offset = (slot * kv.kv_heads + kvh) * kHeadDim + col;
+        kw = *reinterpret_cast<const uint4*>(k_cache + offset);
+        vw = *reinterpret_cast<const uint4*>(v_cache + offset);
+      }
+      // The padded stride keeps rows 4-byte aligned, not 16: store word by word.
+      auto* kd = reinterpret_cast<uint32_t*>(k_s + r * kStride + col);
+      auto* vd = reinterpret_cast<uint32_t*>(v_s + r * kStride + col);
+      kd[0] = kw.x, kd[1] = kw.y, kd[2] = kw.z, kd[3] = kw.w;
+      vd[0] = vw.x, vd[1] = vw.y, vd[2] = vw.z, vd[3] = vw.w;
     }
-    for (int o = 16; o > 0; o /= 2) {
+    __syncthreads();
+    if (!active) continue;
+
+    const int p = c + lane;
+    float score = -INFINITY;
+    if (p >= first && p <= pos && p < end) {
+      const KvT* k_row = k_s + lane * kStride;
+      float dot[4] = {};  // four chains in flight; a fixed order, so the same bits every time
 #pragma unroll
-      for (int i = 0; i < kKeys; ++i) dot[i] += __shfl_xor_sync(0xffffffffu, dot[i], o);
-    }
-    float new_max = running_max;
+      for (int d = 0; d < kHeadDim; d += 4) {
 #pragma unroll
-    for (int i = 0; i < kKeys; ++i) {
-      dot[i] *= a.scale;
-      if (a.softcap > 0.0f) dot[i] = a.softcap * tanhf(dot[i] / a.softcap);
-      new_max = fmaxf(new_max, dot[i]);
+        for (int u = 0; u < 4; ++u) dot[u] = fmaf(q_row[d + u], to_float(k_row[d + u]), dot[u]);
+      }
+      score = ((dot[0] + dot[1]) + (dot[2] + dot[3])) * a.scale;
+      if (a.softcap > 0.0f) score = a.softcap * tanhf(score / a.softcap);
     }
+    float chunk_max = score;
+    for (int o = 16; o > 0; o /= 2) chunk_max = fmaxf(chunk_max, __shfl_xor_sync(0xffffffffu, chunk_max, o));
+    if (chunk_max == -INFINITY) continue;  // none of this row's keys here (warp-uniform)
+    const float new_max = fmaxf(running_max, chunk_max);
     const float correction = expf(running_max - new_max);
-    denom *= correction;
+    const float weight = expf(score - new_max);  // 0 for hidden keys
+    float weight_sum = weight;
+    for (int o = 16; o > 0; o /= 2) weight_sum += __shfl_xor_sync(0xffffffffu, weight_sum, o);
+    denom = denom * correction + weight_sum;
 #pragma unroll
     for (int j = 0; j < kPerLane; ++j) acc[j] *= correction;
+#pragma unroll 8
+    for (int i = 0; i < kChunk; ++i) {
+      const float w = __shfl_sync(0xffffffffu, weight, i);
+      const KvT* v_row = v_s + i * kStride;
 #pragma unroll
-    for (int i = 0; i < kKeys; ++i) {
-      const float weight = expf(dot[i] - new_max);
-      denom += weight;
-      const float* vrow = kv.v_cache + offset[i];
-#pragma unroll
-      for (int j = 0; j < kPerLane; ++j) acc[j] += weight * vrow[j * 32 + lane];
+      for (int j = 0; j < kPerLane; ++j) acc[j] = fmaf(w, to_float(v_row[j * 32 + lane]), acc[j]);
     }
     running_max = new_max;
   }
-  for (; p < end; ++p) {  // the last keys, one at a time
-    const int64_t offset = row_offset(p);
-    const float* krow = kv.k_cache + offset;
-    const float* vrow = kv.v_cache + offset;
-    float dot = 0.0f;
-#pragma unroll
-    for (int j = 0; j < kPerLane; ++j) dot += q[j] * krow[j * 32 + lane];
-    for (int o = 16; o > 0; o /= 2) dot += __shfl_xor_sync(0xffffffffu, dot, o);
-    float score = dot * a.scale;
-    if (a.softcap > 0.0f) score = a.softcap * tanhf(score / a.softcap);
-    const float new_max = fmaxf(running_max, score);
-    const float correction = expf(running_max - new_max);
-    const float weight = expf(score - new_max);
-    denom = denom * correction + weight;
-#pragma unroll
-    for (int j = 0; j < kPerLane; ++j) acc[j] = acc[j] * correction + weight * vrow[j * 32 + lane];
-    running_max = new_max;
-  }
+  if (!active) return;
   if (partial != nullptr) {
-    float* slot = partial + ((static_cast<int64_t>(blockIdx.z) * a.num_tokens + t) * a.num_heads + h) * (head_dim + 2);
+    float* slot = partial + ((static_cast<int64_t>(blockIdx.z) * a.num_tokens + t) * a.num_heads + h) * (kHeadDim + 2);
     if (lane == 0) {
       slot[0] = running_max;
       slot[1] = denom;
@@ -149,7 +179,7 @@ __global__ void attention_kernel(AttentionArgs a, PagedKv kv, int split_keys, fl
     for (int j = 0; j < kPerLane; ++j) slot[2 + j * 32 + lane] = acc[j];
     return;
   }
-  float* orow = a.out + (static_cast<int64_t>(t) * a.num_heads + h) * head_dim;
+  float* orow = a.out + (static_cast<int64_t>(t) * a.num_heads + h) * kHeadDim;
   const float inv = 1.0f / denom;
 #pragma unroll
   for (int j = 0; j < kPerLane; ++j) orow[j * 32 + lane] = acc[j] * inv;
@@ -160,7 +190,7 @@ template <int kPerLane>
 __global__ void combine_splits_kernel(const float* partial, int num_splits, int num_tokens, int num_heads,
                                       int64_t head_dim, float* out) {
   const int t = static_cast<int>(blockIdx.x);
-  const int h = static_cast<int>(blockIdx.y) * kWarpsPerBlock + static_cast<int>(threadIdx.x) / 32;
+  const int h = static_cast<int>(blockIdx.y) * kCombineWarps + static_cast<int>(threadIdx.x) / 32;
   if (h >= num_heads) return;
   const int lane = static_cast<int>(threadIdx.x) % 32;
   const int64_t stride = static_cast<int64_t>(num_tokens) * num_heads * (head_dim + 2);
@@ -170,7 +200,7 @@ __global__ void combine_splits_kernel(const float* partial, int num_splits, int 
   float denom = 0.0f, acc[kPerLane] = {};
   for (int z = 0; z < num_splits; ++z) {
     const float* slot = first + z * stride;
-    if (slot[1] == 0.0f) continue;  // a split past this token's context
+    if (slot[1] == 0.0f) continue;  // a split with none of this token's keys
     const float w = expf(slot[0] - global_max);
     denom += w * slot[1];
 #pragma unroll
@@ -182,43 +212,91 @@ __global__ void combine_splits_kernel(const float* partial, int num_splits, int 
   for (int j = 0; j < kPerLane; ++j) orow[j * 32 + lane] = acc[j] * inv;
 }
 
-template <int kPerLane>
+template <int kPerLane, class KvT>
 void launch_attention(const AttentionArgs& a, const PagedKv& kv, const AttentionSplit& split, cudaStream_t stream) {
-  const unsigned head_blocks = static_cast<unsigned>((a.num_heads + kWarpsPerBlock - 1) / kWarpsPerBlock);
+  const int rows = a.heads_per_block * a.tile_tokens;
+  const size_t smem = smem_bytes<KvT>(kPerLane * 32, rows);
+  // F32 caches at head_dim 256 need more than the default 48 KiB; asked for once.
+  static const bool opted_in = [] {
+    check(cudaFuncSetAttribute(attention_kernel<kPerLane, KvT>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                               static_cast<int>(smem_bytes<KvT>(kPerLane * 32, kMaxRowsPerBlock))),
+          "cudaFuncSetAttribute (attention shared memory)");
+    return true;
+  }();
+  (void)opted_in;
+  const dim3 grid(static_cast<unsigned>(a.num_tiles), static_cast<unsigned>(a.num_heads / a.heads_per_block),
+                  static_cast<unsigned>(std::max(1, split.num_splits)));
+  const unsigned threads = static_cast<unsigned>(rows * 32);
   if (split.num_splits <= 1) {
-    attention_kernel<kPerLane><<<dim3(static_cast<unsigned>(a.num_tokens), head_blocks), kWarpsPerBlock * 32, 0,
-                                 stream>>>(a, kv, 0, nullptr);
+    attention_kernel<kPerLane, KvT><<<grid, threads, smem, stream>>>(a, kv, 1, nullptr);
     check_launch("paged_attention");
     return;
   }
-  attention_kernel<kPerLane><<<dim3(static_cast<unsigned>(a.num_tokens), head_blocks,
-                                    static_cast<unsigned>(split.num_splits)),
-                               kWarpsPerBlock * 32, 0, stream>>>(a, kv, split.split_keys, split.workspace);
+  attention_kernel<kPerLane, KvT><<<grid, threads, smem, stream>>>(a, kv, split.num_splits, split.workspace);
   check_launch("paged_attention (split)");
-  combine_splits_kernel<kPerLane><<<dim3(static_cast<unsigned>(a.num_tokens), head_blocks), kWarpsPerBlock * 32, 0,
+  const unsigned head_blocks = static_cast<unsigned>((a.num_heads + kCombineWarps - 1) / kCombineWarps);
+  combine_splits_kernel<kPerLane><<<dim3(static_cast<unsigned>(a.num_tokens), head_blocks), kCombineWarps * 32, 0,
                                     stream>>>(split.workspace, split.num_splits, a.num_tokens, a.num_heads,
                                               kv.head_dim, a.out);
   check_launch("paged_attention (combine)");
 }
 
+template <class KvT>
+void dispatch_head_dim(const AttentionArgs& args, const PagedKv& kv, const AttentionSplit& split,
+                       cudaStream_t stream) {
+  switch (kv.head_dim / 32) {
+    case 1: return launch_attention<1, KvT>(args, kv, split, stream);
+    case 2: return launch_attention<2, KvT>(args, kv, split, stream);
+    case 3: return launch_attention<3, KvT>(args, kv, split, stream);
+    case 4: return launch_attention<4, KvT>(args, kv, split, stream);
+    case 5: return launch_attention<5, KvT>(args, kv, split, stream);
+    case 6: return launch_attention<6, KvT>(args, kv, split, stream);
+    case 7: return launch_attention<7, KvT>(args, kv, split, stream);
+    default: return launch_attention<8, KvT>(args, kv, split, stream);
+  }
+}
+
 }  // namespace
 
-int attention_splits(int num_tokens, int num_heads, int max_context, int num_sms) {
-  const int64_t blocks = static_cast<int64_t>(num_tokens) * ((num_heads + kWarpsPerBlock - 1) / kWarpsPerBlock);
+AttentionTiling attention_tiling(int num_heads, int kv_heads, int max_new_tokens) {
+  const int group = num_heads / kv_heads;
+  int heads = std::min(group, kMaxRowsPerBlock);
+  while (group % heads != 0) --heads;
+  const int tokens = std::max(1, std::min(kMaxRowsPerBlock / heads, max_new_tokens));
+  return {heads, tokens};
+}
+
+void attention_tiles(const int32_t* query_start_loc, int num_seqs, int tile_tokens, std::vector<int32_t>& tiles) {
+  tiles.clear();
+  for (int s = 0; s < num_seqs; ++s) {
+    for (int t = query_start_loc[s]; t < query_start_loc[s + 1]; t += tile_tokens) {
+      tiles.push_back(s);
+      tiles.push_back(t);
+    }
+  }
+}
+
+int attention_splits(int num_blocks, int max_context, int num_sms) {
   const int64_t wanted = 4 * static_cast<int64_t>(num_sms);
-  if (blocks >= wanted) return 1;
-  const int64_t by_fill = (wanted + blocks - 1) / blocks;
-  const int64_t by_length = (max_context + 31) / 32;
+  if (num_blocks >= wanted) return 1;
+  const int64_t by_fill = (wanted + num_blocks - 1) / num_blocks;
+  const int64_t by_length = (max_context + 2 * kChunk - 1) / (2 * kChunk);  // >= 2 chunks a split
   return static_cast<int>(std::max<int64_t>(1, std::min(by_fill, by_length)));
 }
 
-void write_kv(const float* k, const float* v, float* k_cache, float* v_cache, const int64_t* slot_mapping,
+void write_kv(const float* k, const float* v, void* k_cache, void* v_cache, bool bf16, const int64_t* slot_mapping,
               int num_tokens, int64_t row, cudaStream_t stream) {
   const int64_t total = static_cast<int64_t>(num_tokens) * row;
   if (total <= 0) return;
   constexpr int kThreads = 256;
-  write_kv_kernel<<<static_cast<unsigned>((total + kThreads - 1) / kThreads), kThreads, 0, stream>>>(
-      k, v, k_cache, v_cache, slot_mapping, total, row);
+  const auto blocks = static_cast<unsigned>((total + kThreads - 1) / kThreads);
+  if (bf16) {
+    write_kv_kernel<<<blocks, kThreads, 0, stream>>>(k, v, static_cast<__nv_bfloat16*>(k_cache),
+                                                     static_cast<__nv_bfloat16*>(v_cache), slot_mapping, total, row);
+  } else {
+    write_kv_kernel<<<blocks, kThreads, 0, stream>>>(k, v, static_cast<float*>(k_cache), static_cast<float*>(v_cache),
+                                                     slot_mapping, total, row);
+  }
   check_launch("write_kv");
 }
 
@@ -227,16 +305,8 @@ void paged_attention(const AttentionArgs& args, const PagedKv& kv, const Attenti
   if (kv.head_dim % 32 != 0 || kv.head_dim > 256) {
     fail("paged_attention (CUDA): head_dim ", kv.head_dim, " is not a multiple of 32 up to 256");
   }
-  switch (kv.head_dim / 32) {
-    case 1: return launch_attention<1>(args, kv, split, stream);
-    case 2: return launch_attention<2>(args, kv, split, stream);
-    case 3: return launch_attention<3>(args, kv, split, stream);
-    case 4: return launch_attention<4>(args, kv, split, stream);
-    case 5: return launch_attention<5>(args, kv, split, stream);
-    case 6: return launch_attention<6>(args, kv, split, stream);
-    case 7: return launch_attention<7>(args, kv, split, stream);
-    default: return launch_attention<8>(args, kv, split, stream);
-  }
+  if (kv.bf16) return dispatch_head_dim<__nv_bfloat16>(args, kv, split, stream);
+  dispatch_head_dim<float>(args, kv, split, stream);
 }
 
 }  // namespace pagoda::cuda

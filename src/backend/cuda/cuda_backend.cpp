@@ -232,6 +232,10 @@ class CudaBackend final : public Backend {
                config.attention_factor, stream_);
   }
 
+  // BF16, the model's dtype (vLLM's kv-cache-dtype "auto"): half the bytes every attention
+  // step reads. write_kv and paged_attention also take F32 caches.
+  [[nodiscard]] DType kv_cache_dtype() const override { return DType::BF16; }
+
   void write_kv(const Tensor& k, const Tensor& v, Tensor& k_cache, Tensor& v_cache,
                 const AttentionMetadata& meta) override {
     const OpProfile::Scope profile_scope(profile_, "write_kv");
@@ -244,7 +248,7 @@ class CudaBackend final : public Backend {
       PAGODA_CHECK(meta.slot_mapping[t] >= 0 && meta.slot_mapping[t] < num_slots);
     }
     const int64_t* slots = mirror_.get(meta.slot_mapping, static_cast<size_t>(meta.num_tokens));
-    cuda::write_kv(k.data<float>(), v.data<float>(), k_cache.data<float>(), v_cache.data<float>(), slots,
+    cuda::write_kv(k.data<float>(), v.data<float>(), k_cache.raw(), v_cache.raw(), dims.dtype == DType::BF16, slots,
                    meta.num_tokens, row, stream_);
   }
 
@@ -255,7 +259,8 @@ class CudaBackend final : public Backend {
     const CacheDims dims = cache_dims(k_cache, v_cache, "paged_attention");
     const int64_t num_heads = attention_heads(q, out, meta, dims);
     check_metadata(meta, dims.block_size, dims.num_blocks);
-    const PagedKv layout{k_cache.data<float>(), v_cache.data<float>(), dims.block_size, dims.kv_heads, dims.head_dim};
+    const PagedKv layout{k_cache.raw(), v_cache.raw(), dims.dtype == DType::BF16, dims.block_size, dims.kv_heads,
+                         dims.head_dim};
     AttentionArgs a{};
     a.q = q.data<float>();
     a.out = out.data<float>();
@@ -269,13 +274,23 @@ class CudaBackend final : public Backend {
     a.scale = scale;
     a.sliding_window = sliding_window;
     a.softcap = softcap;
+    int max_context = 0, max_new = 0;
+    for (int s = 0; s < meta.num_seqs; ++s) {
+      max_context = std::max(max_context, meta.seq_lens[s]);
+      max_new = std::max(max_new, meta.query_start_loc[s + 1] - meta.query_start_loc[s]);
+    }
+    const AttentionTiling tiling = attention_tiling(a.num_heads, static_cast<int>(dims.kv_heads), max_new);
+    attention_tiles(meta.query_start_loc, meta.num_seqs, tiling.tile_tokens, tiles_);
+    a.tiles = mirror_.get(tiles_.data(), tiles_.size());
+    a.num_tiles = static_cast<int>(tiles_.size() / 2);
+    a.tile_tokens = tiling.tile_tokens;
+    a.heads_per_block = tiling.heads_per_block;
     AttentionSplit split;
-    int max_context = 0;
-    for (int s = 0; s < meta.num_seqs; ++s) max_context = std::max(max_context, meta.seq_lens[s]);
-    if (!batch_invariant_) split.num_splits = attention_splits(meta.num_tokens, a.num_heads, max_context, num_sms_);
+    if (!batch_invariant_) {
+      split.num_splits = attention_splits(a.num_tiles * (a.num_heads / a.heads_per_block), max_context, num_sms_);
+    }
     Tensor workspace;
     if (split.num_splits > 1) {
-      split.split_keys = (max_context + split.num_splits - 1) / split.num_splits;
       workspace = scratch(DType::F32, {split.num_splits, meta.num_tokens, num_heads, layout.head_dim + 2});
       split.workspace = workspace.data<float>();
     }
@@ -340,6 +355,7 @@ class CudaBackend final : public Backend {
   Tensor bf16_;
   Tensor sampled_ids_;               // sample()'s device output; grows, never shrinks
   std::vector<SampleRowArgs> args_;  // sample()'s rows, reused across steps
+  std::vector<int32_t> tiles_;       // paged_attention's (seq, first token) pairs
   const void* bf16_source_ = nullptr;
   int64_t bf16_source_numel_ = 0;
   std::string name_;

@@ -6,6 +6,7 @@
 #include <cuda_runtime.h>
 
 #include <cstdint>
+#include <vector>
 
 namespace pagoda::cuda {
 
@@ -36,16 +37,19 @@ void embedding_bf16(const __nv_bfloat16* table, const int32_t* ids, int n, int64
 void embedding_f32(const float* table, const int32_t* ids, int n, int64_t dim, float* out,
                    cudaStream_t stream);
 
-// The paged KV cache (attention.cu); caches are [num_blocks, block_size, kv_heads, head_dim].
+// The paged KV cache (attention.cu); caches are [num_blocks, block_size, kv_heads, head_dim],
+// BF16 (bf16 set) or F32.
 struct PagedKv {
-  const float* k_cache;
-  const float* v_cache;
+  const void* k_cache;
+  const void* v_cache;
+  bool bf16;
   int64_t block_size;
   int64_t kv_heads;
   int64_t head_dim;
 };
 
-void write_kv(const float* k, const float* v, float* k_cache, float* v_cache, const int64_t* slot_mapping,
+// Converts to the caches' dtype on the way in.
+void write_kv(const float* k, const float* v, void* k_cache, void* v_cache, bool bf16, const int64_t* slot_mapping,
               int num_tokens, int64_t row, cudaStream_t stream);
 
 // Causal attention of every new token over its sequence's cached context, the metadata of
@@ -63,20 +67,35 @@ struct AttentionArgs {
   float scale;
   int sliding_window;
   float softcap;
+  // The work split (attention_tiling, attention_tiles): num_tiles (seq, first token) pairs.
+  const int32_t* tiles;
+  int num_tiles;
+  int tile_tokens;
+  int heads_per_block;
 };
 
+// How a block's rows are made: heads_per_block query heads of one KV head (the largest
+// divisor of the GQA group up to 8) times tile_tokens consecutive new tokens of one
+// sequence (as many as fit in 8 rows, at most the batch's longest run of new tokens).
+struct AttentionTiling {
+  int heads_per_block;
+  int tile_tokens;
+};
+AttentionTiling attention_tiling(int num_heads, int kv_heads, int max_new_tokens);
+// tiles = (seq, first token) for every tile of every sequence, from the host's query_start_loc.
+void attention_tiles(const int32_t* query_start_loc, int num_seqs, int tile_tokens, std::vector<int32_t>& tiles);
+
 // How a launch splits each context (flash-decoding): num_splits <= 1 runs one pass; else
-// split z of a token covers split_keys keys, and workspace holds
+// split z of a sequence covers a 32-aligned z-th of its keys, and workspace holds
 // num_splits * num_tokens * num_heads * (head_dim + 2) floats.
 struct AttentionSplit {
   int num_splits = 1;
-  int split_keys = 0;
   float* workspace = nullptr;
 };
 
-// How many splits fill the GPU: enough (token, head-group, split) blocks for ~4 per SM, each
-// split at least 32 keys. Depends on the batch, so it is 1 in batch-invariant mode.
-int attention_splits(int num_tokens, int num_heads, int max_context, int num_sms);
+// How many splits fill the GPU: enough blocks for ~4 per SM, each split at least 64 keys.
+// Depends on the batch, so it is 1 in batch-invariant mode.
+int attention_splits(int num_blocks, int max_context, int num_sms);
 
 void paged_attention(const AttentionArgs& args, const PagedKv& kv, const AttentionSplit& split,
                      cudaStream_t stream);

@@ -93,6 +93,25 @@ class Backend {
     fail("backend ", name(), " cannot sample on its device");
   }
 
+  // Graphs (CUDA graphs): between begin_capture and end_capture the ops are recorded, not
+  // run; replay(graph) runs the recording again. `inputs` are the host arrays whose contents
+  // change from one replay to the next (a step's token ids, positions, metadata): replay
+  // copies them again first, from the same addresses, so they must stay allocated and keep
+  // their size. Any other host array an op reads is recorded as it was. Memory a recorded
+  // op allocates keeps its address across replays. After an Error during capture, call
+  // abort_capture. Backends without graphs return false from can_capture.
+  struct HostSpan {
+    const void* data = nullptr;
+    size_t bytes = 0;
+  };
+  [[nodiscard]] virtual bool can_capture() const { return false; }
+  virtual void begin_capture(std::span<const HostSpan> /*inputs*/) { fail("backend ", name(), " has no graphs"); }
+  [[nodiscard]] virtual int end_capture() { fail("backend ", name(), " has no graphs"); }
+  virtual void abort_capture() {}
+  virtual void replay(int /*graph*/) { fail("backend ", name(), " has no graphs"); }
+  // Frees a graph (its id is not reused).
+  virtual void release_graph(int /*graph*/) {}
+
   // out[i] = table[ids[i]] as F32. table: [vocab, dim] in any dtype; out: [n, dim].
   // An id outside [0, vocab) is an Error.
   virtual void embedding(const Tensor& table, const int32_t* ids, int n, Tensor& out) = 0;

@@ -1,6 +1,7 @@
 // pagoda bench latency [MODEL] --input-len 128 --output-len 128 --batch-size 1 --output-json FILE
-// Times the prefill of batch-size random prompts and their decode, like
-// `vllm bench latency`, and prints (and optionally writes) JSON.
+// Times the prefill of batch-size random prompts and their decode through the engine (decode
+// graphs included where the backend has them), like `vllm bench latency`; prints (and
+// optionally writes) JSON. Takes the engine flags.
 // pagoda bench throughput [MODEL] --input-len L --output-len O --num-prompts N [engine flags]
 // Runs N random prompts through the engine (ignore_eos), like `vllm bench throughput`.
 #include <sys/resource.h>
@@ -11,15 +12,14 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <random>
+#include <set>
 #include <string>
 
 #include "cli/args.h"
 #include "cli/bench_serve.h"
 #include "cli/commands.h"
 #include "cli/engine_args.h"
-#include "loader/load_model.h"
 #include "engine/llm.h"
-#include "runner/batch_generator.h"
 
 namespace pagoda::cli {
 
@@ -31,60 +31,7 @@ double peak_rss_mb() {
   return static_cast<double>(usage.ru_maxrss) / 1024.0;  // ru_maxrss is in KiB on Linux
 }
 
-int bench_latency(int argc, char** argv) {
-  const Args args(argc, argv,
-                  {"input-len", "output-len", "batch-size", "output-json", "threads", "num-iters",
-                   "seed", "device"});
-  if (args.positional().size() > 1) fail("expected at most one MODEL argument");
-  const std::string path = args.positional().empty() ? default_model_path() : args.positional()[0];
-  const int input_len = static_cast<int>(args.get_int("input-len", 128, 1, 1 << 20));
-  const int output_len = static_cast<int>(args.get_int("output-len", 128, 2, 1 << 20));
-  const int batch = static_cast<int>(args.get_int("batch-size", 1, 1, 4096));
-  const int iters = static_cast<int>(args.get_int("num-iters", 3, 1, 1000));
-  // Random prompts need no tokenizer: only the weights are loaded.
-  const std::unique_ptr<Backend> backend =
-      make_backend(args.get("device", "auto"), static_cast<int>(args.get_int("threads", 0, 0, 1024)));
-  const LoadedModel loaded = load_model(path);
-  const std::unique_ptr<Model> model = make_model(loaded, *backend);
-
-  std::mt19937 rng(static_cast<uint32_t>(args.get_int("seed", 0, 0, 1LL << 31)));
-  const int vocab = model->spec().vocab_size;
-  std::uniform_int_distribution<int32_t> pick(0, vocab - 1);
-  std::vector<std::vector<int32_t>> prompts(static_cast<size_t>(batch));
-  for (auto& p : prompts) {
-    for (int i = 0; i < input_len; ++i) p.push_back(pick(rng));
-  }
-  GenerateOptions options;
-  options.max_tokens = output_len;
-  options.stop_at_eos = false;
-  options.prefill_chunk = input_len;
-  BatchGenerator generator(*model, *backend);
-
-  generator.generate(prompts, options);  // warm-up
-  double prefill = 0, decode = 0;
-  for (int i = 0; i < iters; ++i) {
-    generator.generate(prompts, options);
-    prefill += generator.stats().prefill_seconds;
-    decode += generator.stats().decode_seconds;
-  }
-  prefill /= iters;
-  decode /= iters;
-  // The first output token of each sequence comes out of the prefill step.
-  const double decode_steps = output_len - 1;
-  nlohmann::json result = {
-      {"model", path},
-      {"backend", backend->name()},
-      {"input_len", input_len},
-      {"output_len", output_len},
-      {"batch_size", batch},
-      {"num_iters", iters},
-      {"prefill_seconds", prefill},
-      {"prefill_tokens_per_s", batch * input_len / prefill},
-      {"decode_seconds", decode},
-      {"decode_tokens_per_s", batch * decode_steps / decode},
-      {"decode_ms_per_step", 1000.0 * decode / decode_steps},
-      {"peak_rss_mb", peak_rss_mb()},
-  };
+void write_json(const Args& args, const nlohmann::json& result) {
   const std::string text = result.dump(2);
   std::puts(text.c_str());
   if (args.has("output-json")) {
@@ -92,6 +39,101 @@ int bench_latency(int argc, char** argv) {
     if (!out) fail("cannot write ", args.get("output-json", ""));
     out << text << '\n';
   }
+}
+
+// One timed pass of a batch through the engine core. The prefill is the steps until every
+// prompt has its first token; the decode is the steps after it.
+struct LatencyRun {
+  double prefill_s = 0, decode_s = 0;
+  int decode_steps = 0;
+};
+
+LatencyRun run_batch(EngineCore& core, const std::vector<std::vector<int32_t>>& prompts, const SamplingParams& params,
+                     int& next_id) {
+  for (const auto& p : prompts) core.add_request("latency-" + std::to_string(next_id++), p, params);
+  using Clock = std::chrono::steady_clock;
+  const auto seconds = [](Clock::time_point a, Clock::time_point b) { return std::chrono::duration<double>(b - a).count(); };
+  LatencyRun run;
+  std::set<RequestId> started;
+  bool prefilled = false;
+  const auto start = Clock::now();
+  auto decode_start = start;
+  while (core.has_unfinished_requests()) {
+    for (const RequestOutput& o : core.step()) {
+      if (!o.token_ids.empty()) started.insert(o.id);
+    }
+    if (prefilled) {
+      ++run.decode_steps;
+    } else if (started.size() == prompts.size()) {
+      prefilled = true;
+      decode_start = Clock::now();
+      run.prefill_s = seconds(start, decode_start);
+    }
+  }
+  run.decode_s = seconds(decode_start, Clock::now());
+  return run;
+}
+
+int bench_latency(int argc, char** argv) {
+  const Args args(argc, argv,
+                  with_engine_value_options({"input-len", "output-len", "batch-size", "output-json", "num-iters",
+                                             "seed"}),
+                  with_engine_flag_options({}));
+  if (args.positional().size() > 1) fail("expected at most one MODEL argument");
+  const std::string path = args.positional().empty() ? default_model_path() : args.positional()[0];
+  const int input_len = static_cast<int>(args.get_int("input-len", 128, 1, 1 << 20));
+  const int output_len = static_cast<int>(args.get_int("output-len", 128, 2, 1 << 20));
+  const int batch = static_cast<int>(args.get_int("batch-size", 1, 1, 4096));
+  const int iters = static_cast<int>(args.get_int("num-iters", 3, 1, 1000));
+  // The whole batch prefills in one step and decodes together, as vllm bench latency.
+  EngineOptions options = engine_options_from(args);
+  if (options.max_model_len == 0) options.max_model_len = input_len + output_len;
+  if (!args.has("max-num-seqs")) options.max_num_seqs = std::max(options.max_num_seqs, batch);
+  if (!args.has("max-num-batched-tokens")) {
+    options.max_num_batched_tokens = std::max(options.max_num_batched_tokens, batch * input_len);
+  }
+  LLM llm(path, options);
+
+  // Fresh random prompts for every pass, so no pass reuses another's cached prefix.
+  std::mt19937 rng(static_cast<uint32_t>(args.get_int("seed", 0, 0, 1LL << 31)));
+  std::uniform_int_distribution<int32_t> pick(0, llm.tokenizer().vocab_size() - 1);
+  const auto make_prompts = [&] {
+    std::vector<std::vector<int32_t>> prompts(static_cast<size_t>(batch));
+    for (auto& p : prompts) {
+      for (int i = 0; i < input_len; ++i) p.push_back(pick(rng));
+    }
+    return prompts;
+  };
+  SamplingParams params;
+  params.temperature = 1.0f;  // vllm bench latency's sampling
+  params.ignore_eos = true;
+  params.max_tokens = output_len;
+  int next_id = 0;
+  (void)run_batch(llm.core(), make_prompts(), params, next_id);  // warm-up
+  double prefill = 0, decode = 0;
+  int decode_steps = 0;
+  for (int i = 0; i < iters; ++i) {
+    const LatencyRun r = run_batch(llm.core(), make_prompts(), params, next_id);
+    prefill += r.prefill_s;
+    decode += r.decode_s;
+    decode_steps += r.decode_steps;
+  }
+  const std::vector<int> graphs = llm.core().runner().graph_sizes();
+  write_json(args, {
+      {"model", path},
+      {"backend", llm.backend_name()},
+      {"input_len", input_len},
+      {"output_len", output_len},
+      {"batch_size", batch},
+      {"num_iters", iters},
+      {"prefill_seconds", prefill / iters},
+      {"prefill_tokens_per_s", batch * input_len * iters / prefill},
+      {"decode_seconds", decode / iters},
+      {"decode_tokens_per_s", batch * decode_steps / decode},
+      {"decode_ms_per_step", 1000.0 * decode / std::max(1, decode_steps)},
+      {"decode_graphs", !graphs.empty()},
+      {"peak_rss_mb", peak_rss_mb()},
+  });
   return 0;
 }
 
@@ -107,15 +149,6 @@ nlohmann::json step_time_breakdown(const EngineCore& core) {
           {"runner_sample_s", r.sample_s}};
 }
 
-void write_json(const Args& args, const nlohmann::json& result) {
-  const std::string text = result.dump(2);
-  std::puts(text.c_str());
-  if (args.has("output-json")) {
-    std::ofstream out(args.get("output-json", ""));
-    if (!out) fail("cannot write ", args.get("output-json", ""));
-    out << text << '\n';
-  }
-}
 
 int bench_throughput(int argc, char** argv) {
   const Args args(argc, argv,

@@ -33,7 +33,7 @@ std::set<std::string> with_engine_value_options(std::set<std::string> options) {
 }
 
 std::set<std::string> with_engine_flag_options(std::set<std::string> flags) {
-  flags.insert({"enable-prefix-caching", "no-enable-prefix-caching"});
+  flags.insert({"enable-prefix-caching", "no-enable-prefix-caching", "enforce-eager"});
   return flags;
 }
 
@@ -49,6 +49,7 @@ EngineOptions engine_options_from(const Args& args) {
     fail("--enable-prefix-caching and --no-enable-prefix-caching contradict each other");
   }
   if (args.has("no-enable-prefix-caching")) o.enable_prefix_caching = false;
+  o.enforce_eager = args.has("enforce-eager");
   const std::string policy = args.get("scheduling-policy", "fcfs");
   if (policy == "fcfs") {
     o.scheduling_policy = SchedulingPolicy::Fcfs;

@@ -1,10 +1,17 @@
 #include "core/tensor.h"
 
+#include <sys/mman.h>
+
 #include <cstdlib>
 #include <cstring>
 #include <sstream>
 
 namespace pagoda {
+
+namespace {
+// Host tensors from this size on are anonymous mappings (see Tensor::host).
+constexpr size_t kMappedBytes = size_t{1} << 20;
+}  // namespace
 
 std::string shape_string(const Shape& shape) {
   std::ostringstream out;
@@ -27,6 +34,15 @@ Tensor Tensor::host(DType dtype, Shape shape) {
   t.dtype_ = dtype;
   t.shape_ = std::move(shape);
   const size_t bytes = t.nbytes();
+  if (bytes >= kMappedBytes) {
+    // Anonymous pages are zero and become resident only when touched: a KV cache sized for
+    // the worst case costs memory only as far as it is used.
+    void* p = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (p == MAP_FAILED) fail("out of memory: cannot map ", bytes, " bytes for a tensor");
+    t.storage_ = std::shared_ptr<void>(p, [bytes](void* q) { munmap(q, bytes); });
+    t.data_ = p;
+    return t;
+  }
   // 64-byte alignment so that SIMD kernels may use aligned loads.
   void* p = std::aligned_alloc(64, (bytes + 63) / 64 * 64 + 64);
   PAGODA_CHECK(p != nullptr);

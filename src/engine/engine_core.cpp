@@ -20,7 +20,9 @@ EngineCore::EngineCore(Model& model, Backend& backend, const Tokenizer& tokenize
     if (tokenizer.is_end_of_generation(t)) eos_ids_.push_back(t);
   }
   scheduler_ = std::make_unique<Scheduler>(config);
-  runner_ = std::make_unique<ModelRunner>(model, backend, config.num_kv_blocks, config.block_size);
+  DecodeGraphOptions graphs;
+  if (!options.enforce_eager) graphs = {config.max_num_seqs, config.max_model_len};
+  runner_ = std::make_unique<ModelRunner>(model, backend, config.num_kv_blocks, config.block_size, graphs);
 }
 
 SamplingParams EngineCore::prepare(const RequestId& id, const std::vector<int32_t>& prompt_ids,

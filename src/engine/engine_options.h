@@ -26,6 +26,8 @@ struct EngineOptions {
   SchedulingPolicy scheduling_policy = SchedulingPolicy::Fcfs;
   int long_prefill_token_threshold = 0;
   int num_threads = 0;  // CPU backend threads; 0: all cores
+  // vLLM's --enforce-eager: no decode graphs (runner/decode_graphs.h) on a GPU.
+  bool enforce_eager = false;
 };
 
 // Throws Error on an unusable option (non-positive sizes, a cache too small for one block,

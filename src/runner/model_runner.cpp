@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <optional>
 
 #include "core/error.h"
 #include "runner/device_sampling.h"
@@ -9,8 +10,12 @@
 
 namespace pagoda {
 
-ModelRunner::ModelRunner(Model& model, Backend& backend, int num_kv_blocks, int block_size)
-    : model_(model), backend_(backend), cache_(backend, model.spec(), num_kv_blocks, block_size) {}
+ModelRunner::ModelRunner(Model& model, Backend& backend, int num_kv_blocks, int block_size,
+                         const DecodeGraphOptions& graphs)
+    : model_(model),
+      backend_(backend),
+      cache_(backend, model.spec(), num_kv_blocks, block_size),
+      graphs_(model, backend, cache_, graphs) {}
 
 ModelRunner::State ModelRunner::make_state(RunnerRequestSetup s, std::vector<int32_t> tokens,
                                            std::vector<int32_t> blocks, int num_computed) {
@@ -103,16 +108,35 @@ RunnerOutput ModelRunner::execute(const SchedulerOutput& out, const RunnerSetupF
       sample_chunks.push_back(static_cast<int>(chunks.size()) - 1);
     }
   }
-  PagedBatch batch(chunks, cache_.block_size());
+  // A uniform decode step (one token each, every row samples) replays a graph when one fits.
+  const bool uniform_decode = prompt_rows.empty() && samplers.size() == chunks.size() &&
+                              std::all_of(chunks.begin(), chunks.end(), [](const SequenceChunk& c) { return c.num_new == 1; });
+  std::optional<Tensor> replayed;
   std::vector<int32_t> logit_rows;
-  for (const int c : sample_chunks) logit_rows.push_back(batch.last_token_rows()[static_cast<size_t>(c)]);
-  for (const PromptRows& p : prompt_rows) {
-    for (int j = 0; j < p.positions.size(); ++j) logit_rows.push_back(p.first_row + j);
+  if (uniform_decode) {
+    times_.prepare_s += seconds_since(t);
+    t = Clock::now();
+    replayed = graphs_.run(chunks, ids);
+    if (replayed) {
+      for (size_t i = 0; i < chunks.size(); ++i) logit_rows.push_back(static_cast<int32_t>(i));
+      times_.forward_s += seconds_since(t);
+    }
+    t = Clock::now();
   }
-  times_.prepare_s += seconds_since(t);
-  t = Clock::now();
-  Tensor logits = model_.forward({ids, batch.positions(), batch.metadata(), logit_rows}, cache_);
-  times_.forward_s += seconds_since(t);
+  Tensor logits;
+  if (replayed) {
+    logits = std::move(*replayed);
+  } else {
+    PagedBatch batch(chunks, cache_.block_size());
+    for (const int c : sample_chunks) logit_rows.push_back(batch.last_token_rows()[static_cast<size_t>(c)]);
+    for (const PromptRows& p : prompt_rows) {
+      for (int j = 0; j < p.positions.size(); ++j) logit_rows.push_back(p.first_row + j);
+    }
+    times_.prepare_s += seconds_since(t);
+    t = Clock::now();
+    logits = model_.forward({ids, batch.positions(), batch.metadata(), logit_rows}, cache_);
+    times_.forward_s += seconds_since(t);
+  }
   t = Clock::now();
   for (size_t i = 0; i < chunks.size(); ++i) {
     states_.find(*rows[i].first)->second.num_computed_tokens += chunks[i].num_new;

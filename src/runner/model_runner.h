@@ -9,6 +9,7 @@
 
 #include "model/kv_cache.h"
 #include "model/model.h"
+#include "runner/decode_graphs.h"
 #include "runner/prompt_logprobs.h"
 #include "sample/sampler.h"
 #include "sched/scheduler_output.h"
@@ -43,7 +44,9 @@ struct RunnerTimes {
 
 class ModelRunner {
  public:
-  ModelRunner(Model& model, Backend& backend, int num_kv_blocks, int block_size);
+  // graphs: the decode-graph ladder (none by default, and none on backends without graphs).
+  ModelRunner(Model& model, Backend& backend, int num_kv_blocks, int block_size,
+              const DecodeGraphOptions& graphs = {});
 
   // Throws Error when the diff contradicts the runner's state.
   [[nodiscard]] RunnerOutput execute(const SchedulerOutput& out, const RunnerSetupFn& setup);
@@ -52,6 +55,8 @@ class ModelRunner {
   [[nodiscard]] bool has_request(const RequestId& id) const { return states_.count(id) > 0; }
   [[nodiscard]] KvCache& kv_cache() { return cache_; }
   [[nodiscard]] const RunnerTimes& times() const { return times_; }
+  // The batch sizes whose decode steps replay a graph (empty: every step runs eagerly).
+  [[nodiscard]] std::vector<int> graph_sizes() const { return graphs_.sizes(); }
 
  private:
   struct State {
@@ -72,6 +77,7 @@ class ModelRunner {
   Model& model_;
   Backend& backend_;
   KvCache cache_;
+  DecodeGraphs graphs_;  // after cache_, which it records
   std::unordered_map<RequestId, State> states_;
   Sampler sampler_;
   std::vector<float> logits_host_;

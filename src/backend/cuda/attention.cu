@@ -276,12 +276,11 @@ void attention_tiles(const int32_t* query_start_loc, int num_seqs, int tile_toke
   }
 }
 
-int attention_splits(int num_blocks, int max_context, int num_sms) {
+int attention_splits(int num_blocks, int num_sms) {
+  constexpr int64_t kMaxSplits = 64;
   const int64_t wanted = 4 * static_cast<int64_t>(num_sms);
   if (num_blocks >= wanted) return 1;
-  const int64_t by_fill = (wanted + num_blocks - 1) / num_blocks;
-  const int64_t by_length = (max_context + 2 * kChunk - 1) / (2 * kChunk);  // >= 2 chunks a split
-  return static_cast<int>(std::max<int64_t>(1, std::min(by_fill, by_length)));
+  return static_cast<int>(std::min<int64_t>(kMaxSplits, (wanted + num_blocks - 1) / num_blocks));
 }
 
 void write_kv(const float* k, const float* v, void* k_cache, void* v_cache, bool bf16, const int64_t* slot_mapping,

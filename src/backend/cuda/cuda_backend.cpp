@@ -136,6 +136,75 @@ class CudaBackend final : public Backend {
     profile_.collect();
   }
 
+  // Decode graphs are not yet verified on a GPU (written and built without one): opt in
+  // with PAGODA_CUDA_GRAPHS=1 until tools/device/run.sh tests has passed with them.
+  [[nodiscard]] bool can_capture() const override { return env_flag("PAGODA_CUDA_GRAPHS"); }
+
+  void begin_capture(std::span<const HostSpan> inputs) override {
+    forget_bf16_copy();
+    std::vector<GraphInput> ins;
+    for (const HostSpan& in : inputs) ins.push_back({in.data, in.bytes, nullptr});
+    mirror_.begin_capture(std::move(ins));
+    profile_.suspend(true);
+    // Relaxed: the mirror may cudaMalloc graph buffers while the stream records.
+    const cudaError_t status = cudaStreamBeginCapture(stream_, cudaStreamCaptureModeRelaxed);
+    if (status != cudaSuccess) {
+      mirror_.abort_capture();
+      profile_.suspend(false);
+      check(status, "cudaStreamBeginCapture");
+    }
+  }
+
+  [[nodiscard]] int end_capture() override {
+    cudaGraph_t graph = nullptr;
+    const cudaError_t ended = cudaStreamEndCapture(stream_, &graph);
+    profile_.suspend(false);
+    forget_bf16_copy();
+    if (ended != cudaSuccess) {
+      mirror_.abort_capture();
+      check(ended, "cudaStreamEndCapture");
+    }
+    auto g = std::make_unique<Graph>(mirror_.end_capture());
+    // Memory the graph allocates and does not free (its output) is freed at the next launch,
+    // at the same address.
+    const cudaError_t made = cudaGraphInstantiateWithFlags(&g->exec, graph, cudaGraphInstantiateFlagAutoFreeOnLaunch);
+    cudaGraphDestroy(graph);
+    check(made, "cudaGraphInstantiate");
+    check(cudaGraphUpload(g->exec, stream_), "cudaGraphUpload");
+    graphs_.push_back(std::move(g));
+    return static_cast<int>(graphs_.size()) - 1;
+  }
+
+  void abort_capture() override {
+    cudaStreamCaptureStatus status = cudaStreamCaptureStatusNone;
+    if (cudaStreamIsCapturing(stream_, &status) == cudaSuccess && status != cudaStreamCaptureStatusNone) {
+      cudaGraph_t graph = nullptr;
+      cudaStreamEndCapture(stream_, &graph);
+      if (graph != nullptr) cudaGraphDestroy(graph);
+    }
+    cudaGetLastError();  // the failed capture's error is reported by whoever threw
+    mirror_.abort_capture();
+    profile_.suspend(false);
+    forget_bf16_copy();
+  }
+
+  void release_graph(int graph) override {
+    if (graph >= 0 && static_cast<size_t>(graph) < graphs_.size()) graphs_[static_cast<size_t>(graph)].reset();
+  }
+
+  void replay(int graph) override {
+    if (graph < 0 || static_cast<size_t>(graph) >= graphs_.size() || graphs_[static_cast<size_t>(graph)] == nullptr) {
+      fail("replay: no graph ", graph);
+    }
+    const OpProfile::Scope profile_scope(profile_, "graph (decode step)");
+    forget_bf16_copy();
+    const Graph& g = *graphs_[static_cast<size_t>(graph)];
+    for (const GraphInput& in : g.arrays.inputs) {
+      check(cudaMemcpyAsync(in.device, in.host, in.bytes, cudaMemcpyHostToDevice, stream_), "cudaMemcpyAsync (graph input)");
+    }
+    check(cudaGraphLaunch(g.exec, stream_), "cudaGraphLaunch");
+  }
+
   void embedding(const Tensor& table, const int32_t* ids, int n, Tensor& out) override {
     const OpProfile::Scope profile_scope(profile_, "embedding");
     forget_bf16_copy();
@@ -274,9 +343,8 @@ class CudaBackend final : public Backend {
     a.scale = scale;
     a.sliding_window = sliding_window;
     a.softcap = softcap;
-    int max_context = 0, max_new = 0;
+    int max_new = 0;
     for (int s = 0; s < meta.num_seqs; ++s) {
-      max_context = std::max(max_context, meta.seq_lens[s]);
       max_new = std::max(max_new, meta.query_start_loc[s + 1] - meta.query_start_loc[s]);
     }
     const AttentionTiling tiling = attention_tiling(a.num_heads, static_cast<int>(dims.kv_heads), max_new);
@@ -287,7 +355,7 @@ class CudaBackend final : public Backend {
     a.heads_per_block = tiling.heads_per_block;
     AttentionSplit split;
     if (!batch_invariant_) {
-      split.num_splits = attention_splits(a.num_tiles * (a.num_heads / a.heads_per_block), max_context, num_sms_);
+      split.num_splits = attention_splits(a.num_tiles * (a.num_heads / a.heads_per_block), num_sms_);
     }
     Tensor workspace;
     if (split.num_splits > 1) {
@@ -356,6 +424,17 @@ class CudaBackend final : public Backend {
   Tensor sampled_ids_;               // sample()'s device output; grows, never shrinks
   std::vector<SampleRowArgs> args_;  // sample()'s rows, reused across steps
   std::vector<int32_t> tiles_;       // paged_attention's (seq, first token) pairs
+  struct Graph {
+    explicit Graph(CapturedArrays a) : arrays(std::move(a)) {}
+    ~Graph() {
+      if (exec != nullptr) cudaGraphExecDestroy(exec);
+    }
+    Graph(const Graph&) = delete;
+    Graph& operator=(const Graph&) = delete;
+    CapturedArrays arrays;
+    cudaGraphExec_t exec = nullptr;
+  };
+  std::vector<std::unique_ptr<Graph>> graphs_;
   const void* bf16_source_ = nullptr;
   int64_t bf16_source_numel_ = 0;
   std::string name_;

@@ -3,6 +3,11 @@
 // layer the same arrays, so a copy is looked up by content and made once per step, not once
 // per layer. Lookups compare bytes, never just addresses: a host vector freed and
 // reallocated at the same address with new contents must not hit.
+//
+// While a graph is being captured the mirror copies nothing (a copy from pageable memory
+// cannot be recorded): arrays inside the declared inputs get device buffers that the graph's
+// replays refill from the same host addresses, and any other array is snapshotted and
+// uploaded once when the capture ends.
 #pragma once
 
 #include <cuda_runtime.h>
@@ -10,9 +15,31 @@
 #include <array>
 #include <cstddef>
 #include <cstdint>
+#include <memory>
+#include <span>
 #include <vector>
 
 namespace pagoda::cuda {
+
+// A host array a graph reads, and the device buffer its replays copy it into.
+struct GraphInput {
+  const void* host = nullptr;
+  size_t bytes = 0;
+  void* device = nullptr;
+};
+
+// What one captured graph's host arrays became: the inputs to copy before each replay, and
+// every device buffer made for it (freed with it).
+struct CapturedArrays {
+  std::vector<GraphInput> inputs;
+  std::vector<void*> buffers;
+  CapturedArrays() = default;
+  ~CapturedArrays();
+  CapturedArrays(CapturedArrays&&) noexcept;
+  CapturedArrays& operator=(CapturedArrays&&) = delete;
+  CapturedArrays(const CapturedArrays&) = delete;
+  CapturedArrays& operator=(const CapturedArrays&) = delete;
+};
 
 class DeviceMirror {
  public:
@@ -29,6 +56,13 @@ class DeviceMirror {
     return static_cast<const T*>(get(static_cast<const void*>(host), count * sizeof(T)));
   }
 
+  // Capture mode (see the top of this file); inputs are (host address, bytes) ranges.
+  void begin_capture(std::vector<GraphInput> inputs);
+  // Ends capture mode: uploads the snapshots (synchronously) and hands over the buffers.
+  [[nodiscard]] CapturedArrays end_capture();
+  // Ends capture mode after a failed capture, freeing what it made.
+  void abort_capture();
+
  private:
   static constexpr size_t kEntries = 16;
   struct Entry {
@@ -37,7 +71,12 @@ class DeviceMirror {
     size_t capacity = 0;
     uint64_t last_use = 0;
   };
+  [[nodiscard]] const void* get_captured(const void* host, size_t bytes);
+
   cudaStream_t stream_;
+  bool capturing_ = false;
+  std::unique_ptr<CapturedArrays> capture_;
+  std::vector<std::pair<void*, std::vector<uint8_t>>> snapshots_;  // device buffer, contents
   std::array<Entry, kEntries> entries_{};
   uint64_t clock_ = 0;
 };

@@ -93,9 +93,11 @@ struct AttentionSplit {
   float* workspace = nullptr;
 };
 
-// How many splits fill the GPU: enough blocks for ~4 per SM, each split at least 64 keys.
-// Depends on the batch, so it is 1 in batch-invariant mode.
-int attention_splits(int num_blocks, int max_context, int num_sms);
+// How many splits fill the GPU: enough blocks for ~4 per SM, at most 64. A function of the
+// batch's shape alone, not of its context lengths (a graph captured for a batch size serves
+// every length; a split past a sequence's keys ends at once). Depends on the batch, so it is
+// 1 in batch-invariant mode.
+int attention_splits(int num_blocks, int num_sms);
 
 void paged_attention(const AttentionArgs& args, const PagedKv& kv, const AttentionSplit& split,
                      cudaStream_t stream);

@@ -20,7 +20,9 @@ class OpProfile {
   OpProfile(const OpProfile&) = delete;
   OpProfile& operator=(const OpProfile&) = delete;
 
-  [[nodiscard]] bool enabled() const { return enabled_; }
+  [[nodiscard]] bool enabled() const { return enabled_ && !suspended_; }
+  // While a graph is captured no events are recorded (the graph's replay is one op).
+  void suspend(bool on) { suspended_ = on; }
   // Brackets the work queued between begin(name) and end().
   void begin(std::string name);
   void end();
@@ -56,6 +58,7 @@ class OpProfile {
 
   cudaStream_t stream_;
   bool enabled_;
+  bool suspended_ = false;
   std::vector<Pending> pending_;
   std::vector<cudaEvent_t> free_events_;
   std::map<std::string, Total> totals_;

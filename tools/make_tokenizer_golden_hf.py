@@ -18,18 +18,22 @@ References (in /opt/ref-venv): tokenizers 0.23.3, transformers 5.24.0, gguf 0.19
            (<mask>, <start_of_image>, most <unusedN>) and the GGUF is what we tokenize.
 
 Writes, for each model, to tests/data/tokenizer/:
-  <model>_hf.jsonl          one line per corpus string: {"text", "ids", "roundtrips"} with
+  <model>_hf.jsonl.zst      zstd-compressed; line i is the JSON array of ids of corpus line
+                            i (tools/corpus/corpus.jsonl), encoded with
                             add_special_tokens=False and encode_special_tokens=True, i.e.
                             text that spells a special token stays plain text (pagoda:
-                            add_special=false, parse_special=false); roundtrips: whether
-                            the reference's decode(ids) gives the text back;
+                            add_special=false, parse_special=false);
   <model>_hf_special.jsonl  strings that spell special tokens: {"text", "ids_plain" (as
                             above), "ids_parsed" (special tokens matched: pagoda
                             parse_special=true), "ids_bos" (parsed, add_special_tokens=True)};
   <model>_hf_decode.jsonl   random id sequences (fixed seed): {"ids", "text"
                             (skip_special_tokens=False), "text_skip" (True)};
-  <model>_hf_meta.json      {"vocab_size", "empty_with_special": ids of "" with
-                            add_special_tokens=True, i.e. the BOS if the model wants one}.
+  <model>_hf_meta.json      {"reference", "command", "corpus", "corpus_sha256", "count",
+                            "total_ids", "ids_sha256" (of the uncompressed id lines),
+                            "not_roundtrip" (corpus line indexes whose ids the reference's
+                            decode does not turn back into the text), "vocab_size",
+                            "empty_with_special" (ids of "" with add_special_tokens=True,
+                            i.e. the BOS if the model wants one)}.
 
 Command (from the repo root):
     /opt/ref-venv/bin/python tools/make_tokenizer_golden_hf.py [--corpus tools/corpus/corpus.jsonl]
@@ -38,6 +42,8 @@ of tools/corpus/ (one {"text": ...} per line).
 """
 
 import argparse
+import hashlib
+import importlib.metadata
 import json
 import os
 import random
@@ -108,6 +114,20 @@ def gemma3():
     return Tokenizer.from_str(json.dumps(spec))
 
 
+def write_ids_zst(path, rows):
+    """One JSON array per line, compressed with the zstd command; returns the sha256 of the
+    uncompressed text."""
+    text = "".join(json.dumps(ids, separators=(",", ":")) + "\n" for ids in rows).encode()
+    subprocess.run(["zstd", "-19", "-q", "-f", "-o", str(path)], input=text, check=True)
+    return hashlib.sha256(text).hexdigest()
+
+
+def meta_json(meta):
+    """One key per line, lists on one line."""
+    items = (f" {json.dumps(k)}: {json.dumps(v, separators=(',', ':'))}" for k, v in meta.items())
+    return "{\n" + ",\n".join(items) + "\n}\n"
+
+
 def write_jsonl(path, rows):
     with open(path, "w", encoding="utf-8") as f:
         for row in rows:
@@ -124,19 +144,22 @@ def main():
     ap.add_argument("--corpus", default="tools/corpus/corpus.jsonl")
     ap.add_argument("--out", default="tests/data/tokenizer")
     args = ap.parse_args()
-    texts = [json.loads(line)["text"] for line in open(args.corpus, encoding="utf-8")]
+    corpus = Path(args.corpus)
+    # Split on "\n" only: the texts hold other line-break characters (escaped or not).
+    texts = [json.loads(line)["text"] for line in corpus.read_text(encoding="utf-8").split("\n") if line]
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     print(f"transformers {transformers.__version__}, tokenizers {tokenizers.__version__}")
 
     for model, make in (("smollm2", smollm2), ("gemma3", gemma3)):
         tok = make()
-        rows = []
-        for t in texts:
+        all_ids, not_roundtrip = [], []
+        for i, t in enumerate(texts):
             ids = encode(tok, t, False, False)
-            rows.append({"text": t, "ids": ids,
-                         "roundtrips": tok.decode(ids, skip_special_tokens=False) == t})
-        write_jsonl(out / f"{model}_hf.jsonl", rows)
+            all_ids.append(ids)
+            if tok.decode(ids, skip_special_tokens=False) != t:
+                not_roundtrip.append(i)
+        ids_sha = write_ids_zst(out / f"{model}_hf.jsonl.zst", all_ids)
 
         rows = [{"text": t,
                  "ids_plain": encode(tok, t, False, False),
@@ -160,9 +183,20 @@ def main():
                          "text_skip": tok.decode(ids, skip_special_tokens=True)})
         write_jsonl(out / f"{model}_hf_decode.jsonl", rows)
 
-        with open(out / f"{model}_hf_meta.json", "w") as f:
-            json.dump({"vocab_size": n, "empty_with_special": encode(tok, "", True, False)}, f)
-            f.write("\n")
+        meta = {
+            "reference": f"tokenizers {tokenizers.__version__}, transformers {transformers.__version__}, "
+                         f"gguf {importlib.metadata.version('gguf')}",
+            "command": "/opt/ref-venv/bin/python tools/make_tokenizer_golden_hf.py",
+            "corpus": "tools/corpus/corpus.jsonl",
+            "corpus_sha256": hashlib.sha256(corpus.read_bytes()).hexdigest(),
+            "count": len(texts),
+            "total_ids": sum(len(ids) for ids in all_ids),
+            "ids_sha256": ids_sha,
+            "vocab_size": n,
+            "empty_with_special": encode(tok, "", True, False),
+            "not_roundtrip": not_roundtrip,
+        }
+        (out / f"{model}_hf_meta.json").write_text(meta_json(meta), encoding="utf-8")
         print(model, "done")
 
 

@@ -5,7 +5,9 @@ import pathlib
 import pytest
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
-BIN = ROOT / "build" / "bin"
+# The build to test: $PAGODA_BUILD (a build directory, relative to the repo root or
+# absolute), else build/.
+BIN = (ROOT / os.environ.get("PAGODA_BUILD", "build")) / "bin"
 CACHE = pathlib.Path(os.environ.get("PAGODA_CACHE", pathlib.Path.home() / ".cache" / "pagoda"))
 MODELS = {
     "smollm2": CACHE / "SmolLM2-135M-Instruct.Q4_1.gguf",

@@ -1,18 +1,25 @@
 #!/usr/bin/env python3
-"""Builds tools/corpus/corpus.jsonl: ~2,000 strings for tokenizer reference tests.
+"""Builds tools/corpus/corpus.jsonl: 13,000 strings for tokenizer reference tests and the
+tokenizer benchmark (tools/corpus/README.md describes it).
 
-Deterministic (fixed seed, no input but seeds.py): the same Python version gives the same
-file byte for byte. Each line is {"category": ..., "text": ...}. The strings are the
-hand-written seeds of seeds.py plus variations that tend to break tokenizers: leading and
-trailing spaces, whitespace runs (spaces, tabs, newlines, CRLF), NFC/NFD/NFKC forms,
+Deterministic (fixed seed, no input but seeds.py and seeds_extra.py): the same Python
+version gives the same file byte for byte (the committed file: CPython 3.11, whose
+unicodedata is Unicode 14.0; NFC/NFKC forms and case changes depend on that version).
+Each line is {"category": ..., "text": ...}. Sections 1-12 are the first ~2,000 strings:
+the hand-written seeds of seeds.py plus variations that tend to break tokenizers: leading
+and trailing spaces, whitespace runs (spaces, tabs, newlines, CRLF), NFC/NFD/NFKC forms,
 case changes, numbers of every length, punctuation runs, cross-script joins, random
 character soups, and prefixes cut at arbitrary code points (inside ZWJ emoji sequences,
-between a base letter and its combining marks, ...).
+between a base letter and its combining marks, ...). Sections 13-23 (extra.py) add the
+wider material of seeds_extra.py: sentences in ~80 languages, words of ~60 scripts, code
+in ~30 languages, emoji sequences, whitespace and digit runs, special-token look-alikes,
+control characters and long mixed paragraphs.
 
 Only valid Unicode scalar values are produced, so every string encodes to valid UTF-8;
-invalid UTF-8 is deliberately not part of the corpus (a byte string is not a `text`).
+invalid UTF-8 is deliberately not part of the corpus (a byte string is not a `text`; the
+README says what pagoda does with invalid bytes).
 
-Command (from the repo root; any Python 3.9+ works, no third-party packages):
+Command (from the repo root; no third-party packages):
     python3 tools/corpus/make_corpus.py [OUT]     # OUT defaults to tools/corpus/corpus.jsonl
 """
 
@@ -25,11 +32,13 @@ import unicodedata
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+import extra  # noqa: E402
 from seeds import CATEGORIES  # noqa: E402
 
 OUT = Path(__file__).resolve().parent / "corpus.jsonl"
-TARGET = 2000  # at least; the fixed variations come first
-MAX_CHARS = 600  # keeps the reference files small; long strings are truncated
+BASE_TARGET = 2000  # sections 1-12 (the first corpus) fill up to this many strings
+TARGET = 13000  # in all; section 23 joins and soups fill up to it
+MAX_CHARS = 2000  # long paragraphs are truncated here
 SEED = 20261202
 
 
@@ -142,15 +151,18 @@ def main() -> None:
     # 11. Cross-script joins.
     seps = [" ", "", "\n", "\t", ". ", "  ", ", ", "\r\n"]
     n_joins = len(c.items) + 200
-    while len(c.items) < max(n_joins, TARGET - 150):
+    while len(c.items) < max(n_joins, BASE_TARGET - 150):
         parts = [rng.choice(textual)[1] for _ in range(rng.randint(2, 3))]
         c.add("join", rng.choice(seps).join(parts))
 
     # 12. Character soup drawn from all seeds (mixed scripts, emoji pieces, controls).
     pool = sorted(set("".join(s for _, s in all_seeds)))
     n_soup = len(c.items) + 100
-    while len(c.items) < max(n_soup, TARGET):
+    while len(c.items) < max(n_soup, BASE_TARGET):
         c.add("soup", "".join(rng.choice(pool) for _ in range(rng.randint(1, 30))))
+
+    # 13-23: the wider material of seeds_extra.py (extra.py says what each part is).
+    extra.add_all(c, rng, textual, pool, TARGET)
 
     with open(out, "w", encoding="utf-8", newline="\n") as f:
         for cat, text in c.items:

@@ -4,6 +4,10 @@
 // optionally writes) JSON. Takes the engine flags.
 // pagoda bench throughput [MODEL] --input-len L --output-len O --num-prompts N [engine flags]
 // Runs N random prompts through the engine (ignore_eos), like `vllm bench throughput`.
+// pagoda bench tokenize TOKENIZER [--corpus tools/corpus/corpus.jsonl] [--repeat 5] [--output-json FILE]
+// Encodes every corpus string on one thread (no BOS/EOS, special-token text as plain text),
+// --repeat times after one untimed pass, and reports the fastest pass in MB/s of UTF-8
+// input. TOKENIZER: a .gguf file, a Hugging Face directory or a tokenizer.json.
 #include <sys/resource.h>
 
 #include <chrono>
@@ -19,6 +23,7 @@
 #include "cli/bench_serve.h"
 #include "cli/commands.h"
 #include "cli/engine_args.h"
+#include "cli/open_tokenizer.h"
 #include "engine/llm.h"
 
 namespace pagoda::cli {
@@ -197,15 +202,90 @@ int bench_throughput(int argc, char** argv) {
   return 0;
 }
 
+// The texts of a JSONL corpus: each line a JSON object with "text" or a JSON string; split
+// on '\n' only (the texts may hold other line breaks).
+std::vector<std::string> read_corpus(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) fail("cannot open corpus ", path);
+  std::vector<std::string> texts;
+  std::string line;
+  for (size_t number = 1; std::getline(in, line); ++number) {
+    if (line.empty()) continue;
+    const auto j = nlohmann::json::parse(line, nullptr, false);
+    if (j.is_string()) {
+      texts.push_back(j.get<std::string>());
+    } else if (j.is_object() && j.contains("text") && j.at("text").is_string()) {
+      texts.push_back(j.at("text").get<std::string>());
+    } else {
+      fail(path, ":", number, ": neither a JSON string nor an object with a \"text\" string");
+    }
+  }
+  if (texts.empty()) fail("corpus ", path, " has no strings");
+  return texts;
+}
+
+int bench_tokenize(int argc, char** argv) {
+  const Args args(argc, argv, {"corpus", "repeat", "output-json"});
+  if (args.positional().size() != 1) {
+    fail("usage: pagoda bench tokenize TOKENIZER [--corpus FILE] [--repeat N] [--output-json FILE]");
+  }
+  const std::string path = args.positional()[0];
+  const std::string corpus = args.get("corpus", "tools/corpus/corpus.jsonl");
+  const int repeat = static_cast<int>(args.get_int("repeat", 5, 1, 1000));
+  const auto tokenizer = open_tokenizer(path);
+  const std::vector<std::string> texts = read_corpus(corpus);
+  size_t bytes = 0;
+  for (const std::string& t : texts) bytes += t.size();
+
+  using Clock = std::chrono::steady_clock;
+  // One pass: every string encoded on its own, as a server tokenizes requests.
+  const auto pass = [&](int64_t& tokens) {
+    tokens = 0;
+    const auto start = Clock::now();
+    for (const std::string& t : texts) {
+      tokens += static_cast<int64_t>(tokenizer->encode(t, /*add_special=*/false, /*parse_special=*/false).size());
+    }
+    return std::chrono::duration<double>(Clock::now() - start).count();
+  };
+  int64_t tokens = 0;
+  (void)pass(tokens);  // warm-up: page faults, caches
+  std::vector<double> seconds;
+  double best = 0;
+  for (int i = 0; i < repeat; ++i) {
+    int64_t n = 0;
+    seconds.push_back(pass(n));
+    if (n != tokens) fail("tokenizer: passes over the same corpus gave ", tokens, " and ", n, " tokens");
+    best = i == 0 ? seconds.back() : std::min(best, seconds.back());
+  }
+  write_json(args, {
+      {"tokenizer", path},
+      {"corpus", corpus},
+      {"strings", texts.size()},
+      {"bytes", bytes},
+      {"tokens", tokens},
+      {"threads", 1},
+      {"repeat", repeat},
+      {"seconds", best},
+      {"seconds_per_pass", seconds},
+      {"mb_per_s", static_cast<double>(bytes) / best / 1e6},
+      {"timing", "best of the timed passes (after one untimed pass); MB = 10^6 bytes of UTF-8 input"},
+  });
+  return 0;
+}
+
 }  // namespace
 
 int cmd_bench(int argc, char** argv) {
-  if (argc < 1) fail("usage: pagoda bench latency|throughput [MODEL] [options] | serve --base-url URL [options]");
+  if (argc < 1) {
+    fail("usage: pagoda bench latency|throughput [MODEL] [options] | serve --base-url URL [options] | "
+         "tokenize TOKENIZER [options]");
+  }
   const std::string which = argv[0];
   if (which == "latency") return bench_latency(argc - 1, argv + 1);
   if (which == "throughput") return bench_throughput(argc - 1, argv + 1);
   if (which == "serve") return bench_serve(argc - 1, argv + 1);
-  fail("unknown benchmark ", which, " (known: latency, throughput, serve)");
+  if (which == "tokenize") return bench_tokenize(argc - 1, argv + 1);
+  fail("unknown benchmark ", which, " (known: latency, throughput, serve, tokenize)");
 }
 
 }  // namespace pagoda::cli

@@ -17,7 +17,7 @@ struct Command {
 constexpr Command kCommands[] = {
     {"generate", pagoda::cli::cmd_generate, "generate text from a prompt"},
     {"serve", pagoda::cli::cmd_serve, "OpenAI-compatible HTTP server (vLLM's endpoints)"},
-    {"bench", pagoda::cli::cmd_bench, "benchmarks (latency, throughput, serve), JSON output"},
+    {"bench", pagoda::cli::cmd_bench, "benchmarks (latency, throughput, serve, tokenize), JSON output"},
     {"inspect", pagoda::cli::cmd_inspect, "print a model file's metadata and tensors as JSON"},
     {"dequant", pagoda::cli::cmd_dequant, "dequantize raw blocks to f32 (test tool)"},
     {"template", pagoda::cli::cmd_template, "render a model's chat template for a conversation"},

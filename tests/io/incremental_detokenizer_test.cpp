@@ -167,8 +167,12 @@ class RealTokenizer : public ::testing::TestWithParam<std::string> {
 TEST_P(RealTokenizer, CorpusDeltasAddUpToTheFullDecode) {
   const std::vector<std::string> texts = corpus();
   ASSERT_GT(texts.size(), 1000u);
+  // Under PAGODA_SKIP_SLOW (the sanitizer pass) every 6th string: ~2,200, as many as the
+  // corpus had before it grew to 13,000.
+  const size_t stride = std::getenv("PAGODA_SKIP_SLOW") != nullptr ? 6 : 1;
   std::mt19937 rng(7);
-  for (const std::string& text : texts) {
+  for (size_t i = 0; i < texts.size(); i += stride) {
+    const std::string& text = texts[i];
     const Ids ids = tok_->encode(text, /*add_special=*/true);
     // O(window) per step when ids come one at a time (the engine's decode steps): the window
     // spans one step of context plus the ids of a character or byte run still being completed.

@@ -70,4 +70,46 @@ void gelu_mul(const float* gate, const float* up, float* out, __nv_bfloat16* out
   });
 }
 
+void silu_mul_stacked(const float* gate_up, int64_t rows, int64_t d, float* out, __nv_bfloat16* out_bf16,
+                      cudaStream_t stream) {
+  launch(rows * d, stream, "silu_mul_stacked", [=] __device__(int64_t i) {
+    const int64_t r = i / d, j = i - r * d;
+    const float g = gate_up[r * 2 * d + j];
+    const float v = g / (1.0f + expf(-g)) * gate_up[r * 2 * d + d + j];
+    out[i] = v;
+    if (out_bf16 != nullptr) out_bf16[i] = __float2bfloat16_rn(v);
+  });
+}
+
+void gelu_mul_stacked(const float* gate_up, int64_t rows, int64_t d, float* out, __nv_bfloat16* out_bf16,
+                      cudaStream_t stream) {
+  launch(rows * d, stream, "gelu_mul_stacked", [=] __device__(int64_t i) {
+    const int64_t r = i / d, j = i - r * d;
+    const float g = gate_up[r * 2 * d + j];
+    const float inner = 0.7978845608028654f * (g + 0.044715f * g * g * g);  // sqrt(2/pi)
+    const float v = 0.5f * g * (1.0f + tanhf(inner)) * gate_up[r * 2 * d + d + j];
+    out[i] = v;
+    if (out_bf16 != nullptr) out_bf16[i] = __float2bfloat16_rn(v);
+  });
+}
+
+void split_columns(const float* x, int64_t rows, const ColumnPart* parts, int num_parts, cudaStream_t stream) {
+  PAGODA_CHECK(num_parts > 0 && num_parts <= kMaxColumnParts);
+  int64_t cols = 0;
+  for (int p = 0; p < num_parts; ++p) cols += parts[p].width;
+  ColumnParts all{};
+  for (int p = 0; p < num_parts; ++p) all.part[p] = parts[p];
+  launch(rows * cols, stream, "split_columns", [=] __device__(int64_t i) {
+    const int64_t r = i / cols;
+    int64_t c = i - r * cols;
+    for (int p = 0; p < num_parts; ++p) {
+      if (c < all.part[p].width) {
+        all.part[p].out[r * all.part[p].width + c] = x[i];
+        return;
+      }
+      c -= all.part[p].width;
+    }
+  });
+}
+
 }  // namespace pagoda::cuda

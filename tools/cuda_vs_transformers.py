@@ -253,6 +253,12 @@ def main():
                  "128", "--batch-size", "1", "--num-iters", "3", "--output-json", lat])
             entry["pagoda_latency"] = json.load(open(lat))
             save()
+            # The same run without decode graphs, so the report shows what the graphs buy.
+            lat_eager = os.path.join(args.out, "latency_eager.json")
+            run([args.pagoda, "bench", "latency", ckpt, "--device", "cuda", "--input-len", "1024", "--output-len",
+                 "128", "--batch-size", "1", "--num-iters", "3", "--enforce-eager", "--output-json", lat_eager])
+            entry["pagoda_latency_eager"] = json.load(open(lat_eager))
+            save()
             thr = os.path.join(args.out, "throughput.json")
             run([args.pagoda, "bench", "throughput", ckpt, "--device", "cuda", "--input-len", "128", "--output-len",
                  "128", "--num-prompts", "1000", "--max-num-seqs", "256", "--max-num-batched-tokens", "8192",
@@ -271,6 +277,9 @@ def main():
             pl, hf = e["pagoda_latency"], e.get("transformers_bench", {})
             log(f"  pagoda prefill 1024: {1000 * pl['prefill_seconds']:.1f} ms, decode {pl['decode_ms_per_step']:.2f} ms/token"
                 f" | transformers prefill {hf.get('prefill_1024_ms', 0):.1f} ms, decode {hf.get('decode_ms_per_token', 0):.2f} ms/token")
+        if "pagoda_latency_eager" in e:
+            log(f"  pagoda decode without graphs (--enforce-eager): "
+                f"{e['pagoda_latency_eager']['decode_ms_per_step']:.2f} ms/token")
         if "pagoda_throughput" in e:
             log(f"  pagoda throughput: {e['pagoda_throughput']['output_tokens_per_second']:.0f} output tok/s")
     save()

@@ -70,6 +70,14 @@ class Backend {
   // Makes a weight usable by this backend (the CPU uses the host memory as it is; the CUDA
   // backend keeps matrices as BF16 and vectors as F32).
   [[nodiscard]] virtual Tensor upload(const Tensor& host) = 0;
+  // Whether the model should stack the projections that read one input (q, k, v; gate, up)
+  // into one weight each: one wide matmul instead of two or three narrow ones, which a GPU
+  // runs nearer its bandwidth. $PAGODA_STACK_PROJECTIONS=0|1 overrides (decoder.cpp).
+  [[nodiscard]] virtual bool stacks_projections() const { return false; }
+  // upload() of the parts stacked along their first dimension: [sum of rows, cols] for
+  // matrices of one width, [sum of sizes] for vectors. nullopt where this backend cannot
+  // stack these parts (the CPU keeps weights in their file's dtype, so they must share it).
+  [[nodiscard]] virtual std::optional<Tensor> upload_stacked(std::span<const Tensor* const> parts) = 0;
   // Copies a backend tensor's contents to host memory (F32 only). Waits for pending work.
   virtual void download(const Tensor& src, float* dst) = 0;
   // Fills a backend tensor (F32) from host memory holding dst.numel() floats.
@@ -131,6 +139,13 @@ class Backend {
   // out = silu(gate) * up, and out = gelu_tanh(gate) * up. All [n, d]; out may be gate.
   virtual void silu_mul(const Tensor& gate, const Tensor& up, Tensor& out) = 0;
   virtual void gelu_mul(const Tensor& gate, const Tensor& up, Tensor& out) = 0;
+  // The same from a stacked gate/up projection: gate_up [n, 2d] holds gate in its first d
+  // columns and up in its last d; out: [n, d].
+  virtual void silu_mul_stacked(const Tensor& gate_up, Tensor& out) = 0;
+  virtual void gelu_mul_stacked(const Tensor& gate_up, Tensor& out) = 0;
+  // Splits the columns of x [n, sum of widths] (a stacked q/k/v projection's output) into
+  // parts [n, width_i], in order. F32.
+  virtual void split_columns(const Tensor& x, std::span<Tensor* const> parts) = 0;
   // Rotates x: [num_tokens, num_heads, head_dim] in place; positions: [num_tokens].
   virtual void rope(Tensor& x, const int32_t* positions, const RopeConfig& config) = 0;
 

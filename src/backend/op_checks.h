@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <span>
 
 #include "backend/backend.h"
 #include "core/error.h"
@@ -38,6 +39,46 @@ inline void check_gated(const Tensor& gate, const Tensor& up, const Tensor& out,
   require_f32(out, op, "out");
   require_same(gate, up, op);
   require_same(gate, out, op);
+}
+
+// gate_up [n, 2d] and out [n, d] F32; returns d.
+inline int64_t gated_stacked_width(const Tensor& gate_up, const Tensor& out, const char* op) {
+  require_f32(gate_up, op, "gate_up");
+  require_f32(out, op, "out");
+  if (gate_up.ndim() != 2 || out.ndim() != 2 || gate_up.dim(0) != out.dim(0) || gate_up.dim(1) != 2 * out.dim(1)) {
+    fail(op, ": gate_up ", shape_string(gate_up.shape()), " is not [n, 2d] for out ", shape_string(out.shape()));
+  }
+  return out.dim(1);
+}
+
+// x [n, sum of widths] and parts [n, width_i], all F32.
+inline void check_split_columns(const Tensor& x, std::span<Tensor* const> parts) {
+  require_f32(x, "split_columns", "x");
+  if (x.ndim() != 2) fail("split_columns: x must be [n, cols], not ", shape_string(x.shape()));
+  int64_t cols = 0;
+  for (const Tensor* p : parts) {
+    require_f32(*p, "split_columns", "a part");
+    if (p->ndim() != 2 || p->dim(0) != x.dim(0)) {
+      fail("split_columns: part ", shape_string(p->shape()), " does not have the ", x.dim(0), " rows of x");
+    }
+    cols += p->dim(1);
+  }
+  if (cols != x.dim(1)) fail("split_columns: the parts' ", cols, " columns are not x's ", x.dim(1));
+}
+
+// The shape of upload_stacked's result; parts are all vectors or all matrices of one width.
+inline Shape stacked_shape(std::span<const Tensor* const> parts) {
+  if (parts.empty()) fail("upload_stacked: no parts");
+  const int ndim = parts[0]->ndim();
+  if (ndim != 1 && ndim != 2) fail("upload_stacked: parts must be vectors or matrices");
+  int64_t rows = 0;
+  for (const Tensor* p : parts) {
+    if (p->ndim() != ndim || (ndim == 2 && p->dim(1) != parts[0]->dim(1))) {
+      fail("upload_stacked: ", shape_string(p->shape()), " does not stack with ", shape_string(parts[0]->shape()));
+    }
+    rows += p->dim(0);
+  }
+  return ndim == 1 ? Shape{rows} : Shape{rows, parts[0]->dim(1)};
 }
 
 // out = x @ w^T: x [n, k] F32, w [m, k], out [n, m] F32.

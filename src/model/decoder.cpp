@@ -1,6 +1,10 @@
 #include "model/decoder.h"
 
 #include <cmath>
+#include <cstdlib>
+#include <initializer_list>
+#include <optional>
+#include <span>
 #include <string>
 
 namespace pagoda {
@@ -15,6 +19,13 @@ void expect_shape(const Tensor& t, const Shape& shape, const std::string& name) 
   if (t.shape() != shape) {
     fail("tensor ", name, " has shape ", shape_string(t.shape()), ", expected ", shape_string(shape));
   }
+}
+
+// $PAGODA_STACK_PROJECTIONS=0|1 overrides the backend's choice (tests compare the two).
+bool stack_projections(const Backend& backend) {
+  const char* env = std::getenv("PAGODA_STACK_PROJECTIONS");
+  if (env != nullptr && *env != '\0') return std::string(env) != "0";
+  return backend.stacks_projections();
 }
 
 }  // namespace
@@ -34,21 +45,29 @@ Decoder::Decoder(const LoadedModel& loaded, Backend& backend,
   PAGODA_CHECK(static_cast<int>(layer_type_.size()) == s.num_layers);
   for (AttentionType& t : attention_types_) t.rope.inv_freq = t.inv_freq.data();
 
-  // Pointers into device_weights_ must stay valid: reserve for every tensor up front.
-  device_weights_.reserve(loaded.weights.all().size());
   const WeightMap& w = loaded.weights;
   const int64_t hidden = s.hidden_size;
   const int64_t q_rows = int64_t{s.num_heads} * s.head_dim;
   const int64_t kv_rows = int64_t{s.num_kv_heads} * s.head_dim;
-  auto required = [&](const std::string& name, const Shape& shape) {
+  auto checked = [&](const std::string& name, const Shape& shape) -> const Tensor& {
     const Tensor& t = w.get(name);
     expect_shape(t, shape, name);
-    return &uploaded(t);
+    return t;
   };
+  auto required = [&](const std::string& name, const Shape& shape) { return &uploaded(checked(name, shape)); };
   auto optional = [&](bool wanted, const std::string& name, const Shape& shape) -> const Tensor* {
     if (!wanted) return nullptr;
     return required(name, shape);
   };
+  // The stacked weight of parts, or null where the backend cannot stack them.
+  auto stacked = [&](std::initializer_list<const Tensor*> parts) -> const Tensor* {
+    std::optional<Tensor> t = backend_.upload_stacked(std::span<const Tensor* const>(parts.begin(), parts.size()));
+    if (!t) return nullptr;
+    device_weights_.push_back(std::move(*t));
+    ++stacked_weights_;
+    return &device_weights_.back();
+  };
+  const bool stack = stack_projections(backend_);
 
   token_embd_ = required("token_embd.weight", {s.vocab_size, hidden});
   output_norm_ = required("output_norm.weight", {hidden});
@@ -57,23 +76,62 @@ Decoder::Decoder(const LoadedModel& loaded, Backend& backend,
   for (int l = 0; l < s.num_layers; ++l) {
     LayerWeights lw;
     lw.attn_norm = required(layer_name(l, "attn_norm.weight"), {hidden});
-    lw.q = required(layer_name(l, "attn_q.weight"), {q_rows, hidden});
-    lw.k = required(layer_name(l, "attn_k.weight"), {kv_rows, hidden});
-    lw.v = required(layer_name(l, "attn_v.weight"), {kv_rows, hidden});
+    const Tensor& q = checked(layer_name(l, "attn_q.weight"), {q_rows, hidden});
+    const Tensor& k = checked(layer_name(l, "attn_k.weight"), {kv_rows, hidden});
+    const Tensor& v = checked(layer_name(l, "attn_v.weight"), {kv_rows, hidden});
+    if (stack) lw.qkv = stacked({&q, &k, &v});
+    if (lw.qkv == nullptr) {
+      lw.q = &uploaded(q);
+      lw.k = &uploaded(k);
+      lw.v = &uploaded(v);
+    }
     lw.o = required(layer_name(l, "attn_output.weight"), {hidden, q_rows});
-    lw.q_bias = optional(s.attention_bias, layer_name(l, "attn_q.bias"), {q_rows});
-    lw.k_bias = optional(s.attention_bias, layer_name(l, "attn_k.bias"), {kv_rows});
-    lw.v_bias = optional(s.attention_bias, layer_name(l, "attn_v.bias"), {kv_rows});
+    if (s.attention_bias) {
+      const Tensor& qb = checked(layer_name(l, "attn_q.bias"), {q_rows});
+      const Tensor& kb = checked(layer_name(l, "attn_k.bias"), {kv_rows});
+      const Tensor& vb = checked(layer_name(l, "attn_v.bias"), {kv_rows});
+      if (lw.qkv != nullptr) lw.qkv_bias = stacked({&qb, &kb, &vb});
+      if (lw.qkv_bias == nullptr) {
+        if (lw.qkv != nullptr) fail("layer ", l, ": the q/k/v biases do not stack like their weights");
+        lw.q_bias = &uploaded(qb);
+        lw.k_bias = &uploaded(kb);
+        lw.v_bias = &uploaded(vb);
+      }
+    }
     lw.q_norm = optional(s.qk_norm, layer_name(l, "attn_q_norm.weight"), {s.head_dim});
     lw.k_norm = optional(s.qk_norm, layer_name(l, "attn_k_norm.weight"), {s.head_dim});
     lw.post_attention_norm =
         optional(s.sandwich_norms, layer_name(l, "post_attention_norm.weight"), {hidden});
     lw.ffn_norm = required(layer_name(l, "ffn_norm.weight"), {hidden});
-    lw.gate = required(layer_name(l, "ffn_gate.weight"), {s.intermediate_size, hidden});
-    lw.up = required(layer_name(l, "ffn_up.weight"), {s.intermediate_size, hidden});
+    const Tensor& gate = checked(layer_name(l, "ffn_gate.weight"), {s.intermediate_size, hidden});
+    const Tensor& up = checked(layer_name(l, "ffn_up.weight"), {s.intermediate_size, hidden});
+    if (stack) lw.gate_up = stacked({&gate, &up});
+    if (lw.gate_up == nullptr) {
+      lw.gate = &uploaded(gate);
+      lw.up = &uploaded(up);
+    }
     lw.down = required(layer_name(l, "ffn_down.weight"), {hidden, s.intermediate_size});
     lw.post_ffw_norm = optional(s.sandwich_norms, layer_name(l, "post_ffw_norm.weight"), {hidden});
     layers_.push_back(lw);
+  }
+}
+
+void Decoder::project_qkv(const LayerWeights& lw, const Tensor& h, Tensor& q, Tensor& k, Tensor& v) {
+  if (lw.qkv != nullptr) {
+    Tensor qkv = backend_.scratch(DType::F32, {h.dim(0), q.dim(1) + k.dim(1) + v.dim(1)});
+    backend_.matmul(h, *lw.qkv, qkv);
+    if (lw.qkv_bias != nullptr) backend_.add_bias(qkv, *lw.qkv_bias);
+    Tensor* parts[] = {&q, &k, &v};
+    backend_.split_columns(qkv, parts);
+    return;
+  }
+  backend_.matmul(h, *lw.q, q);
+  backend_.matmul(h, *lw.k, k);
+  backend_.matmul(h, *lw.v, v);
+  if (lw.q_bias != nullptr) {
+    backend_.add_bias(q, *lw.q_bias);
+    backend_.add_bias(k, *lw.k_bias);
+    backend_.add_bias(v, *lw.v_bias);
   }
 }
 
@@ -88,14 +146,7 @@ void Decoder::attention_block(int layer, const ForwardBatch& batch, KvCache& cac
   Tensor q = backend_.scratch(DType::F32, {n, int64_t{s.num_heads} * s.head_dim});
   Tensor k = backend_.scratch(DType::F32, {n, int64_t{s.num_kv_heads} * s.head_dim});
   Tensor v = backend_.scratch(DType::F32, {n, int64_t{s.num_kv_heads} * s.head_dim});
-  backend_.matmul(h, *lw.q, q);
-  backend_.matmul(h, *lw.k, k);
-  backend_.matmul(h, *lw.v, v);
-  if (lw.q_bias != nullptr) {
-    backend_.add_bias(q, *lw.q_bias);
-    backend_.add_bias(k, *lw.k_bias);
-    backend_.add_bias(v, *lw.v_bias);
-  }
+  project_qkv(lw, h, q, k, v);
   Tensor q_heads = q.reshape({n, s.num_heads, s.head_dim});
   Tensor k_heads = k.reshape({n, s.num_kv_heads, s.head_dim});
   Tensor v_heads = v.reshape({n, s.num_kv_heads, s.head_dim});
@@ -125,13 +176,24 @@ void Decoder::mlp_block(int layer, Tensor& x) {
   Tensor h = backend_.scratch(DType::F32, x.shape());
   backend_.rms_norm(x, *lw.ffn_norm, s.rms_norm_eps, h);
   Tensor gate = backend_.scratch(DType::F32, {n, s.intermediate_size});
-  Tensor up = backend_.scratch(DType::F32, {n, s.intermediate_size});
-  backend_.matmul(h, *lw.gate, gate);
-  backend_.matmul(h, *lw.up, up);
-  if (s.activation == Activation::GeluTanh) {
-    backend_.gelu_mul(gate, up, gate);
+  const bool gelu = s.activation == Activation::GeluTanh;
+  if (lw.gate_up != nullptr) {
+    Tensor gate_up = backend_.scratch(DType::F32, {n, 2 * s.intermediate_size});
+    backend_.matmul(h, *lw.gate_up, gate_up);
+    if (gelu) {
+      backend_.gelu_mul_stacked(gate_up, gate);
+    } else {
+      backend_.silu_mul_stacked(gate_up, gate);
+    }
   } else {
-    backend_.silu_mul(gate, up, gate);
+    Tensor up = backend_.scratch(DType::F32, {n, s.intermediate_size});
+    backend_.matmul(h, *lw.gate, gate);
+    backend_.matmul(h, *lw.up, up);
+    if (gelu) {
+      backend_.gelu_mul(gate, up, gate);
+    } else {
+      backend_.silu_mul(gate, up, gate);
+    }
   }
   Tensor down = backend_.scratch(DType::F32, x.shape());
   backend_.matmul(gate, *lw.down, down);

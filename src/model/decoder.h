@@ -4,6 +4,7 @@
 // (rope base, sliding window) — everything else is read from the ModelSpec's flags.
 #pragma once
 
+#include <deque>
 #include <vector>
 
 #include "model/model.h"
@@ -18,9 +19,14 @@ struct AttentionType {
   float softcap = 0;  // attention-score softcapping; 0: none
 };
 
-// One layer's weights; optional ones are null when the architecture lacks them.
+// One layer's weights; optional ones are null when the architecture lacks them. Where the
+// backend stacks projections (Backend::stacks_projections), qkv (with qkv_bias) replaces
+// q, k, v (and their biases) and gate_up replaces gate and up; otherwise those are null.
 struct LayerWeights {
   const Tensor* attn_norm = nullptr;
+  const Tensor* qkv = nullptr;
+  const Tensor* qkv_bias = nullptr;
+  const Tensor* gate_up = nullptr;
   const Tensor* q = nullptr;
   const Tensor* k = nullptr;
   const Tensor* v = nullptr;
@@ -46,21 +52,26 @@ class Decoder : public Model {
 
   [[nodiscard]] const ModelSpec& spec() const override { return spec_; }
   [[nodiscard]] Tensor forward(const ForwardBatch& batch, KvCache& cache) override;
+  // How many weights were uploaded stacked (qkv, its bias, gate_up), for tests.
+  [[nodiscard]] int stacked_weights() const { return stacked_weights_; }
 
  private:
   void attention_block(int layer, const ForwardBatch& batch, KvCache& cache, Tensor& x);
   void mlp_block(int layer, Tensor& x);
   [[nodiscard]] const Tensor& uploaded(const Tensor& host);
+  // Projects h ([n, hidden], normed) to q, k, v ([n, heads * head_dim]), biases added.
+  void project_qkv(const LayerWeights& lw, const Tensor& h, Tensor& q, Tensor& k, Tensor& v);
 
   const ModelSpec& spec_;
   Backend& backend_;
   std::vector<AttentionType> attention_types_;
   std::vector<int> layer_type_;
-  std::vector<Tensor> device_weights_;  // keeps what upload() returned alive
+  std::deque<Tensor> device_weights_;  // keeps what upload() returned alive (stable addresses)
   const Tensor* token_embd_ = nullptr;
   const Tensor* output_norm_ = nullptr;
   const Tensor* output_ = nullptr;
   std::vector<LayerWeights> layers_;
+  int stacked_weights_ = 0;
 };
 
 // Architecture files.

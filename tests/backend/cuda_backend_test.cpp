@@ -7,6 +7,7 @@
 #include <cmath>
 #include <cstdlib>
 #include <numeric>
+#include <optional>
 #include <random>
 #include <vector>
 
@@ -166,6 +167,85 @@ TEST(CudaBackend, MatmulAndEmbeddingMatchCpuOnBf16Weights) {
     EXPECT_EQ(back(*gpu, eg), back(*cpu, ec));
     ids[2] = static_cast<int32_t>(m);
     EXPECT_THROW(gpu->embedding(wg, ids.data(), 5, eg), Error);
+  }
+}
+
+// The stacked projections (what the decoder runs on CUDA) against the CPU's separate ones:
+// one matmul over q/k/v stacked, its bias, the split; gate/up stacked into silu and gelu.
+TEST(CudaBackend, StackedProjectionsMatchSeparateOnesOnCpu) {
+  PAGODA_NEED_GPU();
+  auto& [cpu, gpu] = backends();
+  std::mt19937 rng(11);
+  const int64_t n = 5, k = 256, qr = 256, kvr = 64, ff4 = 384;
+  const auto wq = bf16_values(rng, size_t(qr * k), 0.05f), wk = bf16_values(rng, size_t(kvr * k), 0.05f),
+             wv = bf16_values(rng, size_t(kvr * k), 0.05f);
+  const auto bq = random_values(rng, size_t(qr)), bk = random_values(rng, size_t(kvr)),
+             bv = random_values(rng, size_t(kvr));
+  const Tensor hq = Tensor::view(DType::F32, {qr, k}, wq.data()), hk = Tensor::view(DType::F32, {kvr, k}, wk.data()),
+               hv = Tensor::view(DType::F32, {kvr, k}, wv.data());
+  const Tensor hbq = Tensor::view(DType::F32, {qr}, bq.data()), hbk = Tensor::view(DType::F32, {kvr}, bk.data()),
+               hbv = Tensor::view(DType::F32, {kvr}, bv.data());
+  const Tensor* qkv_parts[] = {&hq, &hk, &hv};
+  const Tensor* bias_parts[] = {&hbq, &hbk, &hbv};
+  const std::optional<Tensor> qkv = gpu->upload_stacked(qkv_parts);
+  const std::optional<Tensor> qkv_bias = gpu->upload_stacked(bias_parts);
+  ASSERT_TRUE(qkv && qkv_bias);
+  ASSERT_EQ(qkv->shape(), (Shape{qr + 2 * kvr, k}));
+  const auto x = random_values(rng, size_t(n * k));
+  Tensor xg = on(*gpu, x, {n, k}), xc = on(*cpu, x, {n, k});
+  Tensor fused = gpu->alloc(DType::F32, {n, qr + 2 * kvr});
+  gpu->matmul(xg, *qkv, fused);
+  gpu->add_bias(fused, *qkv_bias);
+  Tensor qg = gpu->alloc(DType::F32, {n, qr}), kg = gpu->alloc(DType::F32, {n, kvr}), vg = gpu->alloc(DType::F32, {n, kvr});
+  Tensor* outs[] = {&qg, &kg, &vg};
+  gpu->split_columns(fused, outs);
+  const Tensor* hosts[] = {&hq, &hk, &hv};
+  const Tensor* biases[] = {&hbq, &hbk, &hbv};
+  for (int i = 0; i < 3; ++i) {
+    const Tensor wc = cpu->upload(*hosts[i]);
+    const Tensor bc = cpu->upload(*biases[i]);
+    Tensor oc = cpu->alloc(DType::F32, {n, hosts[i]->dim(0)});
+    cpu->matmul(xc, wc, oc);
+    cpu->add_bias(oc, bc);
+    EXPECT_LT(relative_error(back(*gpu, *outs[i]), back(*cpu, oc)), 1e-2) << "part " << i;
+  }
+
+  // Widths that are not multiples of 4 take the scalar path.
+  const auto odd = random_values(rng, size_t(n * 10));
+  Tensor oddg = on(*gpu, odd, {n, 10});
+  Tensor a = gpu->alloc(DType::F32, {n, 6}), b = gpu->alloc(DType::F32, {n, 3}), c = gpu->alloc(DType::F32, {n, 1});
+  Tensor* odd_parts[] = {&a, &b, &c};
+  gpu->split_columns(oddg, odd_parts);
+  const std::vector<float> a_back = back(*gpu, a), b_back = back(*gpu, b), c_back = back(*gpu, c);
+  for (int64_t r = 0; r < n; ++r) {
+    for (int64_t j = 0; j < 10; ++j) {
+      const float got = j < 6 ? a_back[size_t(r * 6 + j)] : j < 9 ? b_back[size_t(r * 3 + j - 6)] : c_back[size_t(r)];
+      ASSERT_EQ(got, odd[size_t(r * 10 + j)]) << r << "," << j;
+    }
+  }
+
+  for (const int64_t ff : {ff4, ff4 - 1}) {
+    const auto gu = random_values(rng, size_t(n * 2 * ff), 3.0f);
+    std::vector<float> gate(size_t(n * ff)), up(size_t(n * ff));
+    for (int64_t r = 0; r < n; ++r) {
+      for (int64_t j = 0; j < ff; ++j) {
+        gate[size_t(r * ff + j)] = gu[size_t(r * 2 * ff + j)];
+        up[size_t(r * ff + j)] = gu[size_t(r * 2 * ff + ff + j)];
+      }
+    }
+    Tensor gug = on(*gpu, gu, {n, 2 * ff});
+    Tensor gc = on(*cpu, gate, {n, ff}), uc = on(*cpu, up, {n, ff});
+    for (const bool gelu : {false, true}) {
+      Tensor og = gpu->alloc(DType::F32, {n, ff}), oc = cpu->alloc(DType::F32, {n, ff});
+      if (gelu) {
+        gpu->gelu_mul_stacked(gug, og);
+        cpu->gelu_mul(gc, uc, oc);
+      } else {
+        gpu->silu_mul_stacked(gug, og);
+        cpu->silu_mul(gc, uc, oc);
+      }
+      EXPECT_LT(relative_error(back(*gpu, og), back(*cpu, oc)), 1e-5) << (gelu ? "gelu" : "silu") << " d " << ff;
+    }
   }
 }
 

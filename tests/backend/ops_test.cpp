@@ -4,6 +4,8 @@
 
 #include <cmath>
 #include <cstring>
+#include <optional>
+#include <vector>
 
 #include "backend/backend.h"
 #include "backend/cpu/cpu_backend.h"
@@ -122,6 +124,77 @@ TEST_F(CpuOps, SiluMulAndGeluMul) {
   Tensor gate_inplace = make(*backend_, gate, {3, n / 3});
   backend_->silu_mul(gate_inplace, ut, gate_inplace);  // out may be gate
   expect_close(fetch(*backend_, gate_inplace), silu, 8 * kRel, 1e-12, "silu_mul in place");
+}
+
+// The stacked forms read gate and up from one [rows, 2d] tensor (a stacked gate/up matmul).
+TEST_F(CpuOps, StackedSiluMulAndGeluMul) {
+  const int64_t rows = 3, d = 3001;
+  const std::vector<float> gate_up = test::random_floats(rng_, size_t(rows * 2 * d), 4.0f);
+  std::vector<double> silu(size_t(rows * d)), gelu(size_t(rows * d));
+  for (int64_t r = 0; r < rows; ++r) {
+    for (int64_t j = 0; j < d; ++j) {
+      const double g = gate_up[size_t(r * 2 * d + j)], u = gate_up[size_t(r * 2 * d + d + j)];
+      silu[size_t(r * d + j)] = g / (1.0 + std::exp(-g)) * u;
+      gelu[size_t(r * d + j)] = 0.5 * g * (1.0 + std::tanh(std::sqrt(2.0 / M_PI) * (g + 0.044715 * g * g * g))) * u;
+    }
+  }
+  const Tensor gu = make(*backend_, gate_up, {rows, 2 * d});
+  Tensor out = backend_->alloc(DType::F32, {rows, d});
+  backend_->silu_mul_stacked(gu, out);
+  expect_close(fetch(*backend_, out), silu, 8 * kRel, 1e-12, "silu_mul_stacked");
+  backend_->gelu_mul_stacked(gu, out);
+  const std::vector<float> got = fetch(*backend_, out);
+  for (int64_t i = 0; i < rows * d; ++i) {
+    ASSERT_NEAR(got[size_t(i)], gelu[size_t(i)], 8 * kRel * std::fabs(gelu[size_t(i)]) + 1e-7 * 16) << i;
+  }
+  Tensor wrong = backend_->alloc(DType::F32, {rows, d + 1});
+  EXPECT_THROW(backend_->silu_mul_stacked(gu, wrong), Error);
+}
+
+// upload_stacked puts the parts' rows one after another (in their own dtype on the CPU);
+// split_columns takes a stacked projection's output apart again.
+TEST_F(CpuOps, StackedUploadAndSplitColumns) {
+  const int64_t cols = 64;
+  std::vector<Tensor> parts;
+  std::vector<const Tensor*> ptrs;
+  for (const int64_t rows : {5, 2, 2}) {
+    parts.push_back(make(*backend_, test::random_floats(rng_, size_t(rows * cols)), {rows, cols}));
+  }
+  for (const Tensor& p : parts) ptrs.push_back(&p);
+  const std::optional<Tensor> stacked = backend_->upload_stacked(ptrs);
+  ASSERT_TRUE(stacked.has_value());
+  ASSERT_EQ(stacked->shape(), (Shape{9, cols}));
+  const std::vector<float> all = fetch(*backend_, *stacked);
+  size_t at = 0;
+  for (const Tensor& p : parts) {
+    const std::vector<float> v = fetch(*backend_, p);
+    for (size_t i = 0; i < v.size(); ++i) ASSERT_EQ(all[at + i], v[i]);
+    at += v.size();
+  }
+  // Parts of different dtypes do not stack on the CPU; parts of different widths never do.
+  const Tensor bf16 = Tensor::host(DType::BF16, {2, cols});
+  const Tensor* mixed[] = {&parts[0], &bf16};
+  EXPECT_FALSE(backend_->upload_stacked(mixed).has_value());
+  const Tensor narrow = backend_->alloc(DType::F32, {2, cols / 2});
+  const Tensor* ragged[] = {&parts[0], &narrow};
+  EXPECT_THROW((void)backend_->upload_stacked(ragged), Error);
+
+  const int64_t n = 7;
+  const std::vector<float> x = test::random_floats(rng_, size_t(n * 10));
+  const Tensor xt = make(*backend_, x, {n, 10});
+  Tensor a = backend_->alloc(DType::F32, {n, 6}), b = backend_->alloc(DType::F32, {n, 3}),
+         c = backend_->alloc(DType::F32, {n, 1});
+  Tensor* outs[] = {&a, &b, &c};
+  backend_->split_columns(xt, outs);
+  const std::vector<float> av = fetch(*backend_, a), bv = fetch(*backend_, b), cv = fetch(*backend_, c);
+  for (int64_t r = 0; r < n; ++r) {
+    for (int64_t j = 0; j < 10; ++j) {
+      const float got = j < 6 ? av[size_t(r * 6 + j)] : j < 9 ? bv[size_t(r * 3 + j - 6)] : cv[size_t(r)];
+      ASSERT_EQ(got, x[size_t(r * 10 + j)]) << r << "," << j;
+    }
+  }
+  Tensor* too_few[] = {&a, &b};
+  EXPECT_THROW(backend_->split_columns(xt, too_few), Error);
 }
 
 TEST_F(CpuOps, EmbeddingEveryDtypeEveryIsa) {

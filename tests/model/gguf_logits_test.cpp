@@ -6,8 +6,10 @@
 
 #include <cmath>
 #include <fstream>
+#include <memory>
 #include <nlohmann/json.hpp>
 
+#include "model/decoder.h"
 #include "model/forward_util.h"
 
 namespace pagoda {
@@ -23,6 +25,9 @@ struct Case {
   // 1e-3 leaves room for the other ISA paths while still catching any real error (a wrong
   // rope base or norm shifts logits by > 0.1).
   float tolerance;
+  // Run with the q/k/v and gate/up projections stacked into one weight each (as on CUDA):
+  // on the CPU they stack where the parts share a dtype (SmolLM2's Q4_1 does).
+  bool stacked = false;
 };
 
 class GgufLogits : public ::testing::TestWithParam<Case> {};
@@ -43,7 +48,14 @@ TEST_P(GgufLogits, MatchTransformers) {
 
   LoadedModel loaded = load_model(model_path);
   auto backend = make_cpu_backend();
-  auto model = make_model(loaded, *backend);
+  std::unique_ptr<Model> model;
+  {
+    const testing::ScopedEnv stack("PAGODA_STACK_PROJECTIONS", c.stacked ? "1" : "0");
+    model = make_model(loaded, *backend);
+  }
+  const auto* decoder = dynamic_cast<const Decoder*>(model.get());
+  ASSERT_NE(decoder, nullptr);
+  EXPECT_EQ(decoder->stacked_weights() >= 2 * model->spec().num_layers, c.stacked);
   ASSERT_EQ(model->spec().vocab_size, meta["vocab_size"].get<int>());
   const std::vector<float> logits = testing::all_position_logits(*model, *backend, ids, /*chunk=*/24);
 
@@ -70,8 +82,9 @@ TEST_P(GgufLogits, MatchTransformers) {
 
 INSTANTIATE_TEST_SUITE_P(RealModels, GgufLogits,
                          ::testing::Values(Case{"smollm2", "SmolLM2-135M-Instruct.Q4_1.gguf", 1e-3f},
+                                           Case{"smollm2", "SmolLM2-135M-Instruct.Q4_1.gguf", 1e-3f, true},
                                            Case{"gemma3", "gemma-3-270m-q4_k_m.gguf", 1e-3f}),
-                         [](const auto& p) { return std::string(p.param.name); });
+                         [](const auto& p) { return std::string(p.param.name) + (p.param.stacked ? "_stacked" : ""); });
 
 }  // namespace
 }  // namespace pagoda

@@ -6,8 +6,11 @@
 #include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <memory>
+#include <tuple>
 #include <nlohmann/json.hpp>
 
+#include "model/decoder.h"
 #include "model/forward_util.h"
 
 namespace pagoda {
@@ -31,10 +34,13 @@ std::vector<std::string> checkpoints() {
   return dirs;
 }
 
-class HfLogits : public ::testing::TestWithParam<std::string> {};
+// (checkpoint, stacked): stacked runs the model with its q/k/v and gate/up projections
+// stacked into one weight each (what the CUDA backend does), unstacked as they are stored.
+class HfLogits : public ::testing::TestWithParam<std::tuple<std::string, bool>> {};
 
 TEST_P(HfLogits, MatchTransformers) {
-  const std::filesystem::path dir = std::filesystem::path(PAGODA_TEST_DATA) / "hf" / GetParam();
+  const auto& [name, stacked] = GetParam();
+  const std::filesystem::path dir = std::filesystem::path(PAGODA_TEST_DATA) / "hf" / name;
   std::ifstream prompt_file(dir / "prompt.json");
   const nlohmann::json prompt = nlohmann::json::parse(prompt_file);
   const std::vector<int32_t> ids = prompt["ids"].get<std::vector<int32_t>>();
@@ -42,7 +48,15 @@ TEST_P(HfLogits, MatchTransformers) {
 
   LoadedModel loaded = load_model(dir.string());
   auto backend = make_cpu_backend();
-  auto model = make_model(loaded, *backend);
+  std::unique_ptr<Model> model;
+  {
+    const testing::ScopedEnv stack("PAGODA_STACK_PROJECTIONS", stacked ? "1" : "0");
+    model = make_model(loaded, *backend);
+  }
+  const auto* decoder = dynamic_cast<const Decoder*>(model.get());
+  ASSERT_NE(decoder, nullptr);
+  // Every checkpoint here is one dtype: with stacking on, each layer stacks qkv and gate_up.
+  EXPECT_EQ(decoder->stacked_weights() >= 2 * model->spec().num_layers, stacked);
   const size_t vocab = static_cast<size_t>(model->spec().vocab_size);
   const std::vector<float> golden = testing::read_f32_file((dir / "logits.bin").string());
   ASSERT_EQ(golden.size(), ids.size() * vocab);
@@ -63,16 +77,17 @@ TEST_P(HfLogits, MatchTransformers) {
       ++checked;
     }
   }
-  std::printf("%s: max |dlogit| %.3g, top-1 checked at %d of %zu positions\n", GetParam().c_str(),
-              max_diff, checked, ids.size());
+  std::printf("%s%s: max |dlogit| %.3g, top-1 checked at %d of %zu positions\n", name.c_str(),
+              stacked ? " (stacked)" : "", max_diff, checked, ids.size());
   EXPECT_LE(max_diff, kTolerance);
 }
 
-INSTANTIATE_TEST_SUITE_P(Checkpoints, HfLogits, ::testing::ValuesIn(checkpoints()),
+INSTANTIATE_TEST_SUITE_P(Checkpoints, HfLogits,
+                         ::testing::Combine(::testing::ValuesIn(checkpoints()), ::testing::Bool()),
                          [](const auto& p) {
-                           std::string name = p.param;
+                           std::string name = std::get<0>(p.param);
                            for (char& ch : name) if (!std::isalnum(static_cast<unsigned char>(ch))) ch = '_';
-                           return name;
+                           return name + (std::get<1>(p.param) ? "_stacked" : "");
                          });
 GTEST_ALLOW_UNINSTANTIATED_PARAMETERIZED_TEST(HfLogits);
 

@@ -4,12 +4,11 @@
 # lacks into .dev/ (git-ignored; named in the call's `carry`). Usage on the device:
 #   tools/device/run.sh tests|logits|bench|all|profile
 # profile (after bench, which builds the Llama-3.1-8B-shaped checkpoint): GPU time per op
-# (PAGODA_PROFILE=1) for a 1,024-token prefill, batch-1 decode and the throughput run.
+# (PAGODA_PROFILE=1) for a 1,024-token prefill, batch-1 decode (graphs, and eager) and the
+# throughput run.
 # Writes logs and report.json under $OUT.
 set -uo pipefail
 what=${1:-all}
-# Decode graphs are opt-in until verified here (src/backend/cuda/cuda_backend.cpp can_capture).
-export PAGODA_CUDA_GRAPHS=${PAGODA_CUDA_GRAPHS:-1}
 out=${OUT:-/tmp/pagoda-out}
 mkdir -p "$out" .dev/lib
 [ -f .dev/libs.tar.gz ] && tar -xzf .dev/libs.tar.gz -C .dev/lib
@@ -50,6 +49,9 @@ if [[ $what == profile ]]; then
     > "$out/prefill.json" 2> "$out/profile_prefill.txt"
   PAGODA_PROFILE=1 .dev/bin/pagoda bench latency $ckpt --device cuda --input-len 16 --output-len 256 --num-iters 1 \
     > "$out/decode.json" 2> "$out/profile_decode.txt"
+  # Inside a graph the ops are not timed one by one: the eager run shows where a step goes.
+  PAGODA_PROFILE=1 .dev/bin/pagoda bench latency $ckpt --device cuda --input-len 16 --output-len 256 --num-iters 1 \
+    --enforce-eager > "$out/decode_eager.json" 2> "$out/profile_decode_eager.txt"
   PAGODA_PROFILE=1 .dev/bin/pagoda bench throughput $ckpt --device cuda --input-len 128 --output-len 128 \
     --num-prompts 1000 --max-num-seqs 256 --max-num-batched-tokens 8192 --max-model-len 256 \
     > "$out/throughput_profiled.json" 2> "$out/profile_throughput.txt"

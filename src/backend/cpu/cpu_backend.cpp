@@ -37,6 +37,20 @@ class CpuBackend final : public Backend {
 
   [[nodiscard]] Tensor alloc(DType dtype, Shape shape) override { return Tensor::host(dtype, std::move(shape)); }
   [[nodiscard]] Tensor upload(const Tensor& host) override { return host; }
+  // A host copy of the parts' bytes, one after another: rows keep their file's dtype.
+  [[nodiscard]] std::optional<Tensor> upload_stacked(std::span<const Tensor* const> parts) override {
+    const Shape shape = stacked_shape(parts);
+    for (const Tensor* p : parts) {
+      if (p->dtype() != parts[0]->dtype()) return std::nullopt;
+    }
+    Tensor stacked = Tensor::host(parts[0]->dtype(), shape);
+    auto* to = static_cast<uint8_t*>(stacked.raw());
+    for (const Tensor* p : parts) {
+      std::memcpy(to, p->raw(), p->nbytes());
+      to += p->nbytes();
+    }
+    return stacked;
+  }
   void download(const Tensor& src, float* dst) override {
     require_f32(src, "download", "the tensor");
     std::memcpy(dst, src.raw(), src.nbytes());
@@ -110,6 +124,32 @@ class CpuBackend final : public Backend {
   void gelu_mul(const Tensor& gate, const Tensor& up, Tensor& out) override {
     check_gated(gate, up, out, "gelu_mul");
     cpu::gelu_mul(pool_, gate.data<float>(), up.data<float>(), gate.numel(), out.data<float>());
+  }
+
+  void silu_mul_stacked(const Tensor& gate_up, Tensor& out) override {
+    const int64_t d = gated_stacked_width(gate_up, out, "silu_mul_stacked");
+    cpu::silu_mul_stacked(pool_, gate_up.data<float>(), out.dim(0), d, out.data<float>());
+  }
+
+  void gelu_mul_stacked(const Tensor& gate_up, Tensor& out) override {
+    const int64_t d = gated_stacked_width(gate_up, out, "gelu_mul_stacked");
+    cpu::gelu_mul_stacked(pool_, gate_up.data<float>(), out.dim(0), d, out.data<float>());
+  }
+
+  void split_columns(const Tensor& x, std::span<Tensor* const> parts) override {
+    check_split_columns(x, parts);
+    const int64_t rows = x.dim(0), cols = x.dim(1);
+    const float* src = x.data<float>();
+    pool_.parallel_for(rows, [&](int64_t begin, int64_t end) {
+      for (int64_t r = begin; r < end; ++r) {
+        int64_t col = 0;
+        for (Tensor* p : parts) {
+          const int64_t width = p->dim(1);
+          std::memcpy(p->data<float>() + r * width, src + r * cols + col, static_cast<size_t>(width) * sizeof(float));
+          col += width;
+        }
+      }
+    });
   }
 
   void rope(Tensor& x, const int32_t* positions, const RopeConfig& config) override {

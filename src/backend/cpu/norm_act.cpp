@@ -56,22 +56,45 @@ void softcap(ThreadPool& pool, float* x, float cap, int64_t n) {
   for_chunks(pool, n, [&](int64_t i) { x[i] = std::tanh(x[i] / cap) * cap; });
 }
 
-void silu_mul(ThreadPool& pool, const float* gate, const float* up, int64_t n, float* out) {
-  for_chunks(pool, n, [&](int64_t i) {
-    const float g = gate[i];
-    out[i] = g / (1.0f + std::exp(-g)) * up[i];
-  });
-}
+namespace {
 
-void gelu_mul(ThreadPool& pool, const float* gate, const float* up, int64_t n, float* out) {
+float silu_times(float g, float u) { return g / (1.0f + std::exp(-g)) * u; }
+
+float gelu_times(float g, float u) {
   // torch's constants: kBeta = M_SQRT2 * M_2_SQRTPI * 0.5 = sqrt(2 / pi), kKappa = 0.044715.
   const float beta = static_cast<float>(M_SQRT2 * M_2_SQRTPI * 0.5);
   const float kappa = 0.044715f;
-  for_chunks(pool, n, [&](int64_t i) {
-    const float g = gate[i];
-    const float inner = beta * (g + kappa * (g * g * g));
-    out[i] = 0.5f * g * (1.0f + std::tanh(inner)) * up[i];
+  const float inner = beta * (g + kappa * (g * g * g));
+  return 0.5f * g * (1.0f + std::tanh(inner)) * u;
+}
+
+// out[r, j] = act(gate_up[r, j], gate_up[r, d + j]): rows of a stacked gate/up projection.
+template <class Act>
+void gated_stacked(ThreadPool& pool, const float* gate_up, int64_t rows, int64_t d, float* out, Act act) {
+  pool.parallel_for(rows, [&](int64_t begin, int64_t end) {
+    for (int64_t r = begin; r < end; ++r) {
+      const float* gate = gate_up + r * 2 * d;
+      for (int64_t j = 0; j < d; ++j) out[r * d + j] = act(gate[j], gate[d + j]);
+    }
   });
+}
+
+}  // namespace
+
+void silu_mul(ThreadPool& pool, const float* gate, const float* up, int64_t n, float* out) {
+  for_chunks(pool, n, [&](int64_t i) { out[i] = silu_times(gate[i], up[i]); });
+}
+
+void gelu_mul(ThreadPool& pool, const float* gate, const float* up, int64_t n, float* out) {
+  for_chunks(pool, n, [&](int64_t i) { out[i] = gelu_times(gate[i], up[i]); });
+}
+
+void silu_mul_stacked(ThreadPool& pool, const float* gate_up, int64_t rows, int64_t d, float* out) {
+  gated_stacked(pool, gate_up, rows, d, out, silu_times);
+}
+
+void gelu_mul_stacked(ThreadPool& pool, const float* gate_up, int64_t rows, int64_t d, float* out) {
+  gated_stacked(pool, gate_up, rows, d, out, gelu_times);
 }
 
 }  // namespace pagoda::cpu

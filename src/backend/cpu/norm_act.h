@@ -23,5 +23,9 @@ void silu_mul(ThreadPool& pool, const float* gate, const float* up, int64_t n, f
 // out = gelu_tanh(gate) * up with torch's gelu(approximate='tanh'):
 // 0.5 g (1 + tanh(sqrt(2/pi) (g + 0.044715 g^3))). out may be gate.
 void gelu_mul(ThreadPool& pool, const float* gate, const float* up, int64_t n, float* out);
+// The same over rows of a stacked gate/up projection: gate_up [rows, 2d] (gate, then up);
+// out [rows, d] must not alias gate_up.
+void silu_mul_stacked(ThreadPool& pool, const float* gate_up, int64_t rows, int64_t d, float* out);
+void gelu_mul_stacked(ThreadPool& pool, const float* gate_up, int64_t rows, int64_t d, float* out);
 
 }  // namespace pagoda::cpu

@@ -86,6 +86,25 @@ class CudaBackend final : public Backend {
     return dev;
   }
 
+  [[nodiscard]] bool stacks_projections() const override { return true; }
+
+  // Each part is converted straight into its rows of the stacked weight.
+  [[nodiscard]] std::optional<Tensor> upload_stacked(std::span<const Tensor* const> parts) override {
+    forget_bf16_copy();
+    const Shape shape = stacked_shape(parts);
+    for (const Tensor* p : parts) {
+      if (p->dtype() == DType::I32) fail("upload: I32 tensors are not weights");
+    }
+    Tensor dev = scratch(shape.size() == 1 ? DType::F32 : DType::BF16, shape);
+    int64_t row = 0;
+    for (const Tensor* p : parts) {
+      Tensor rows = dev.rows(row, row + p->dim(0));
+      uploader_.copy(*p, rows);
+      row += p->dim(0);
+    }
+    return dev;
+  }
+
   void download(const Tensor& src, float* dst) override {
     require_f32(src, "download", "the tensor");
     check(cudaMemcpyAsync(dst, src.raw(), src.nbytes(), cudaMemcpyDeviceToHost, stream_), "cudaMemcpyAsync (download)");
@@ -136,9 +155,12 @@ class CudaBackend final : public Backend {
     profile_.collect();
   }
 
-  // Decode graphs are not yet verified on a GPU (written and built without one): opt in
-  // with PAGODA_CUDA_GRAPHS=1 until tools/device/run.sh tests has passed with them.
-  [[nodiscard]] bool can_capture() const override { return env_flag("PAGODA_CUDA_GRAPHS"); }
+  // Decode graphs are on (verified on the H200: DecodeGraphs.* and the engine tests);
+  // --enforce-eager turns them off per engine, PAGODA_CUDA_GRAPHS=0 for the whole process.
+  [[nodiscard]] bool can_capture() const override {
+    const char* v = std::getenv("PAGODA_CUDA_GRAPHS");
+    return v == nullptr || std::strcmp(v, "0") != 0;
+  }
 
   void begin_capture(std::span<const HostSpan> inputs) override {
     forget_bf16_copy();
@@ -289,6 +311,30 @@ class CudaBackend final : public Backend {
     forget_bf16_copy();
     check_gated(gate, up, out, "gelu_mul");
     cuda::gelu_mul(gate.data<float>(), up.data<float>(), out.data<float>(), bf16_copy_of(out), gate.numel(), stream_);
+  }
+
+  void silu_mul_stacked(const Tensor& gate_up, Tensor& out) override {
+    const OpProfile::Scope profile_scope(profile_, "silu_mul");
+    forget_bf16_copy();
+    const int64_t d = gated_stacked_width(gate_up, out, "silu_mul_stacked");
+    cuda::silu_mul_stacked(gate_up.data<float>(), out.dim(0), d, out.data<float>(), bf16_copy_of(out), stream_);
+  }
+
+  void gelu_mul_stacked(const Tensor& gate_up, Tensor& out) override {
+    const OpProfile::Scope profile_scope(profile_, "gelu_mul");
+    forget_bf16_copy();
+    const int64_t d = gated_stacked_width(gate_up, out, "gelu_mul_stacked");
+    cuda::gelu_mul_stacked(gate_up.data<float>(), out.dim(0), d, out.data<float>(), bf16_copy_of(out), stream_);
+  }
+
+  void split_columns(const Tensor& x, std::span<Tensor* const> parts) override {
+    const OpProfile::Scope profile_scope(profile_, "split_columns");
+    forget_bf16_copy();
+    check_split_columns(x, parts);
+    if (parts.size() > static_cast<size_t>(cuda::kMaxColumnParts)) fail("split_columns: at most 4 parts");
+    cuda::ColumnPart cols[cuda::kMaxColumnParts];
+    for (size_t i = 0; i < parts.size(); ++i) cols[i] = {parts[i]->data<float>(), parts[i]->dim(1)};
+    cuda::split_columns(x.data<float>(), x.dim(0), cols, static_cast<int>(parts.size()), stream_);
   }
 
   void rope(Tensor& x, const int32_t* positions, const RopeConfig& config) override {

@@ -23,6 +23,22 @@ void silu_mul(const float* gate, const float* up, float* out, __nv_bfloat16* out
 void gelu_mul(const float* gate, const float* up, float* out, __nv_bfloat16* out_bf16, int64_t n,
               cudaStream_t stream);
 
+// The same over a stacked gate/up projection: gate_up [rows, 2d] (gate, then up) -> out [rows, d].
+void silu_mul_stacked(const float* gate_up, int64_t rows, int64_t d, float* out, __nv_bfloat16* out_bf16,
+                      cudaStream_t stream);
+void gelu_mul_stacked(const float* gate_up, int64_t rows, int64_t d, float* out, __nv_bfloat16* out_bf16,
+                      cudaStream_t stream);
+// Copies the columns of x [rows, sum of widths] into the parts [rows, width], in order.
+struct ColumnPart {
+  float* out = nullptr;
+  int64_t width = 0;
+};
+constexpr int kMaxColumnParts = 4;
+struct ColumnParts {
+  ColumnPart part[kMaxColumnParts];
+};
+void split_columns(const float* x, int64_t rows, const ColumnPart* parts, int num_parts, cudaStream_t stream);
+
 // out = x / rms(x) * weight per row (norm.cu); out may be x; out_bf16 as for silu_mul.
 void rms_norm(const float* x, const float* weight, float eps, int64_t rows, int64_t dim, float* out,
               __nv_bfloat16* out_bf16, cudaStream_t stream);

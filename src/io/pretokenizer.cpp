@@ -83,6 +83,8 @@ RegexSplitter::RegexSplitter(const std::vector<std::string>& patterns)
     : RegexSplitter(isolated(patterns)) {}
 
 RegexSplitter::RegexSplitter(const std::vector<SplitRule>& rules) {
+  codes_.reserve(rules.size());  // so that push_back below cannot throw and leak a code
+  behaviors_.reserve(rules.size());
   for (const SplitRule& rule : rules) {
     const std::string& pattern = rule.regex;
     behaviors_.push_back(rule.behavior);
@@ -94,6 +96,9 @@ RegexSplitter::RegexSplitter(const std::vector<SplitRule>& rules) {
     if (code == nullptr) {
       PCRE2_UCHAR message[256];
       pcre2_get_error_message(error, message, sizeof(message));
+      // The destructor does not run for a constructor that throws: free the codes so far.
+      for (void* compiled : codes_) pcre2_code_free(static_cast<pcre2_code*>(compiled));
+      codes_.clear();
       fail("tokenizer: pre-tokenizer regex does not compile at offset ", error_offset, ": ",
            reinterpret_cast<const char*>(message), " (", pattern, ")");
     }

@@ -6,6 +6,7 @@
 
 #include <fstream>
 #include <map>
+#include <string>
 #include <memory>
 #include <nlohmann/json.hpp>
 
@@ -60,6 +61,18 @@ TEST(PreTokenizer, EveryKnownNameCompilesAndUnknownOnesAreRefused) {
   }
   EXPECT_FALSE(find_pre_tokenizer("no-such-pre").has_value());
   EXPECT_THROW(RegexSplitter({"(unclosed"}), Error);
+}
+
+// Found by fuzz/hf_tokenizer_fuzz: a pattern that does not compile after some that do
+// leaked the compiled ones (the destructor does not run when the constructor throws);
+// LeakSanitizer checks this in the sanitizer build.
+TEST(PreTokenizer, ABadPatternAfterGoodOnesIsAnErrorAndFreesThem) {
+  try {
+    RegexSplitter splitter({"\\s+", "\\p{N}+", "[xyz "});
+    ADD_FAILURE() << "an unclosed class compiled";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("does not compile"), std::string::npos) << e.what();
+  }
 }
 
 }  // namespace

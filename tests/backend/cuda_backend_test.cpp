@@ -70,7 +70,7 @@ TEST(CudaBackend, RmsNormAndElementwiseMatchCpu) {
   PAGODA_NEED_GPU();
   auto& [cpu, gpu] = backends();
   std::mt19937 rng(1);
-  for (const int64_t dim : {64, 576, 4096, 5000}) {
+  for (const int64_t dim : {6, 64, 576, 1000, 4096, 5000, 8190, 12288}) {
     const int64_t rows = 7;
     const auto x = random_values(rng, size_t(rows * dim), 3.0f);
     const auto w = random_values(rng, size_t(dim));
@@ -127,13 +127,14 @@ TEST(CudaBackend, MatmulAndEmbeddingMatchCpuOnBf16Weights) {
   PAGODA_NEED_GPU();
   auto& [cpu, gpu] = backends();
   std::mt19937 rng(3);
-  for (const auto& [m, k] : std::vector<std::pair<int64_t, int64_t>>{{64, 64}, {1536, 576}, {4096, 4096}, {257, 320}}) {
+  for (const auto& [m, k] : std::vector<std::pair<int64_t, int64_t>>{{64, 64}, {1536, 576}, {4096, 4096}, {257, 320}, {96, 14336}, {100, 200}, {33, 36}}) {
     const auto w = bf16_values(rng, size_t(m * k), 0.05f);
     std::vector<uint16_t> w16(w.size());
     for (size_t i = 0; i < w.size(); ++i) w16[i] = f32_to_bf16(w[i]);
     const Tensor host_w = Tensor::view(DType::BF16, {m, k}, w16.data());
     const Tensor wc = cpu->upload(host_w), wg = gpu->upload(host_w);
-    for (const int64_t n : {1, 3, 17, 128}) {
+    // n <= 4 takes the GEMV (gemv.cu) where k is a multiple of 8; the rest cuBLASLt.
+    for (const int64_t n : {1, 2, 3, 4, 5, 17, 128}) {
       const auto x = bf16_values(rng, size_t(n * k));
       Tensor xc = on(*cpu, x, {n, k}), xg = on(*gpu, x, {n, k});
       Tensor oc = cpu->alloc(DType::F32, {n, m}), og = gpu->alloc(DType::F32, {n, m});

@@ -262,7 +262,12 @@ class CudaBackend final : public Backend {
       bf16_source_ = x.raw();
       bf16_source_numel_ = n * k;
     }
-    gemm_.run(bf16_.data<__nv_bfloat16>(), n, k, w.data<__nv_bfloat16>(), m, out.data<float>());
+    // Batch-invariant mode keeps one GEMM algorithm for every n (gemm.h).
+    if (!batch_invariant_ && cuda::gemv_fits(bf16_.data<__nv_bfloat16>(), n, k, w.data<__nv_bfloat16>())) {
+      cuda::gemv(bf16_.data<__nv_bfloat16>(), n, k, w.data<__nv_bfloat16>(), m, out.data<float>(), stream_);
+    } else {
+      gemm_.run(bf16_.data<__nv_bfloat16>(), n, k, w.data<__nv_bfloat16>(), m, out.data<float>());
+    }
     const auto* o = static_cast<const uint8_t*>(out.raw());
     const auto* src = static_cast<const uint8_t*>(bf16_source_);
     if (o < src + n * k * 4 && src < o + out.nbytes()) forget_bf16_copy();

@@ -39,6 +39,13 @@ struct ColumnParts {
 };
 void split_columns(const float* x, int64_t rows, const ColumnPart* parts, int num_parts, cudaStream_t stream);
 
+// out[n, m] = x[n, k] (BF16) . w[m, k]^T (BF16), F32, for the skinny n of decode steps
+// (gemv.cu), where gemv_fits: n <= kMaxGemvRows, k a multiple of 8, x and w 16-byte aligned.
+constexpr int64_t kMaxGemvRows = 4;
+bool gemv_fits(const __nv_bfloat16* x, int64_t n, int64_t k, const __nv_bfloat16* w);
+void gemv(const __nv_bfloat16* x, int64_t n, int64_t k, const __nv_bfloat16* w, int64_t m, float* out,
+          cudaStream_t stream);
+
 // out = x / rms(x) * weight per row (norm.cu); out may be x; out_bf16 as for silu_mul.
 void rms_norm(const float* x, const float* weight, float eps, int64_t rows, int64_t dim, float* out,
               __nv_bfloat16* out_bf16, cudaStream_t stream);

@@ -75,4 +75,17 @@ inline std::vector<uint8_t> random_weights(std::mt19937& rng, DType type, int64_
   return out;
 }
 
+// The [n, 10] rows of x split into columns 0-5 (a, [n, 6]), 6-8 (b, [n, 3]) and 9 (c, [n, 1]):
+// the layout the split_columns tests use. Returns the first (row, column) that differs, or -1.
+inline int64_t first_split_mismatch(const std::vector<float>& x, int64_t n, const std::vector<float>& a,
+                                    const std::vector<float>& b, const std::vector<float>& c) {
+  for (int64_t r = 0; r < n; ++r) {
+    for (int64_t j = 0; j < 10; ++j) {
+      const float got = j < 6 ? a[size_t(r * 6 + j)] : j < 9 ? b[size_t(r * 3 + j - 6)] : c[size_t(r)];
+      if (got != x[size_t(r * 10 + j)]) return r * 10 + j;
+    }
+  }
+  return -1;
+}
+
 }  // namespace pagoda::test

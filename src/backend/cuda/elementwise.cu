@@ -29,6 +29,14 @@ void launch(int64_t n, cudaStream_t stream, const char* name, F f) {
   check_launch(name);
 }
 
+// The gated activations: act(gate) * up; gelu is the tanh approximation.
+__device__ float silu_times(float g, float u) { return g / (1.0f + expf(-g)) * u; }
+
+__device__ float gelu_times(float g, float u) {
+  const float inner = 0.7978845608028654f * (g + 0.044715f * g * g * g);  // sqrt(2/pi)
+  return 0.5f * g * (1.0f + tanhf(inner)) * u;
+}
+
 }  // namespace
 
 void to_bf16(const float* x, __nv_bfloat16* out, int64_t n, cudaStream_t stream) {
@@ -54,8 +62,7 @@ void softcap(float* x, float cap, int64_t n, cudaStream_t stream) {
 void silu_mul(const float* gate, const float* up, float* out, __nv_bfloat16* out_bf16, int64_t n,
               cudaStream_t stream) {
   launch(n, stream, "silu_mul", [=] __device__(int64_t i) {
-    const float g = gate[i];
-    const float v = g / (1.0f + expf(-g)) * up[i];
+    const float v = silu_times(gate[i], up[i]);
     out[i] = v;
     if (out_bf16 != nullptr) out_bf16[i] = __float2bfloat16_rn(v);
   });
@@ -64,9 +71,7 @@ void silu_mul(const float* gate, const float* up, float* out, __nv_bfloat16* out
 void gelu_mul(const float* gate, const float* up, float* out, __nv_bfloat16* out_bf16, int64_t n,
               cudaStream_t stream) {
   launch(n, stream, "gelu_mul", [=] __device__(int64_t i) {
-    const float g = gate[i];
-    const float inner = 0.7978845608028654f * (g + 0.044715f * g * g * g);  // sqrt(2/pi)
-    const float v = 0.5f * g * (1.0f + tanhf(inner)) * up[i];
+    const float v = gelu_times(gate[i], up[i]);
     out[i] = v;
     if (out_bf16 != nullptr) out_bf16[i] = __float2bfloat16_rn(v);
   });
@@ -79,13 +84,6 @@ namespace {
 dim3 row_grid(int64_t rows, int64_t groups) {
   const int64_t x = (groups + kThreads - 1) / kThreads;
   return dim3(static_cast<unsigned>(x > 0 ? x : 1), static_cast<unsigned>(rows < 65535 ? rows : 65535));
-}
-
-__device__ float silu_times(float g, float u) { return g / (1.0f + expf(-g)) * u; }
-
-__device__ float gelu_times(float g, float u) {
-  const float inner = 0.7978845608028654f * (g + 0.044715f * g * g * g);  // sqrt(2/pi)
-  return 0.5f * g * (1.0f + tanhf(inner)) * u;
 }
 
 template <bool kGelu, int kVec>

@@ -29,6 +29,14 @@ struct RopeConfig {
   float attention_factor = 1.0f;  // multiplies cos and sin (YaRN mscale); 1 otherwise
 };
 
+// Per-head RMSNorms of q and k before the rotation (Qwen3's and Gemma 3's q_norm/k_norm):
+// weights [head_dim] F32; null when the model has none.
+struct HeadNorms {
+  const Tensor* q = nullptr;
+  const Tensor* k = nullptr;
+  float eps = 0.0f;
+};
+
 // Where the tokens of a flattened batch live in the paged KV cache. One instance
 // serves every layer of a step. Sequence s owns tokens
 // [query_start_loc[s], query_start_loc[s+1]) of the batch; its context after this step
@@ -132,6 +140,13 @@ class Backend {
   virtual void add_bias(Tensor& x, const Tensor& bias) = 0;
   // x += y, same shape.
   virtual void add(Tensor& x, const Tensor& y) = 0;
+  // x += delta, then out = rms_norm(x): the residual add that ends a block fused with the
+  // norm that starts the next (one pass over x instead of two). The same bits as add then
+  // rms_norm. out may be x.
+  virtual void add_rms_norm(Tensor& x, const Tensor& delta, const Tensor& weight, float eps, Tensor& out) {
+    add(x, delta);
+    rms_norm(x, weight, eps, out);
+  }
   // x *= s.
   virtual void scale(Tensor& x, float s) = 0;
   // x = cap * tanh(x / cap) (logit softcapping), cap > 0.
@@ -162,6 +177,15 @@ class Backend {
   virtual void paged_attention(const Tensor& q, const Tensor& k_cache, const Tensor& v_cache,
                                const AttentionMetadata& meta, float scale, int sliding_window,
                                float softcap, Tensor& out) = 0;
+
+  // A layer's attention inputs from its stacked q/k/v projection qkv [num_tokens,
+  // (num_heads + 2 kv_heads) * head_dim]: q and k are normed per head when norms.q / norms.k
+  // are set (Qwen3, Gemma 3), rotated, q written to q_out [num_tokens, num_heads, head_dim]
+  // and k, v into the caches at meta.slot_mapping. split_columns, rms_norm, rope and
+  // write_kv in one pass; this default composes them.
+  virtual void split_rope_write_kv(const Tensor& qkv, const HeadNorms& norms, const int32_t* positions,
+                                   const RopeConfig& rotary, Tensor& q_out, Tensor& k_cache, Tensor& v_cache,
+                                   const AttentionMetadata& meta);
 };
 
 // The CPU backend with num_threads worker threads (0: one per hardware thread).

@@ -163,4 +163,27 @@ inline int64_t attention_heads(const Tensor& q, const Tensor& out, const Attenti
   return num_heads;
 }
 
+// split_rope_write_kv's arguments: qkv [n, (heads + 2 kv_heads) * head_dim] and q_out
+// [n, heads, head_dim] F32 against the caches and metadata; head norms [head_dim] F32.
+// Returns the number of query heads.
+inline int64_t split_rope_write_kv_heads(const Tensor& qkv, const HeadNorms& norms, const RopeConfig& rotary,
+                                         const Tensor& q_out, const AttentionMetadata& meta, const CacheDims& c) {
+  const char* op = "split_rope_write_kv";
+  require_f32(qkv, op, "qkv");
+  check_rope(q_out, rotary);
+  const int64_t n = meta.num_tokens, heads = q_out.dim(1);
+  if (q_out.dim(0) != n || q_out.dim(2) != c.head_dim || qkv.ndim() != 2 || qkv.dim(0) != n ||
+      qkv.dim(1) != (heads + 2 * c.kv_heads) * c.head_dim) {
+    fail(op, ": qkv ", shape_string(qkv.shape()), " and q ", shape_string(q_out.shape()), " are not [", n,
+         ", (heads + 2 x ", c.kv_heads, ") x ", c.head_dim, "] and [", n, ", heads, ", c.head_dim, "]");
+  }
+  if (heads % c.kv_heads != 0) fail(op, ": ", heads, " query heads are not a multiple of ", c.kv_heads);
+  for (const Tensor* w : {norms.q, norms.k}) {
+    if (w != nullptr && (w->dtype() != DType::F32 || w->numel() != c.head_dim)) {
+      fail(op, ": a head norm must be [", c.head_dim, "] F32, not ", shape_string(w->shape()));
+    }
+  }
+  return heads;
+}
+
 }  // namespace pagoda::op_checks

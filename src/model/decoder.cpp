@@ -116,65 +116,66 @@ Decoder::Decoder(const LoadedModel& loaded, Backend& backend,
   }
 }
 
-void Decoder::project_qkv(const LayerWeights& lw, const Tensor& h, Tensor& q, Tensor& k, Tensor& v) {
-  if (lw.qkv != nullptr) {
-    Tensor qkv = backend_.scratch(DType::F32, {h.dim(0), q.dim(1) + k.dim(1) + v.dim(1)});
-    backend_.matmul(h, *lw.qkv, qkv);
-    if (lw.qkv_bias != nullptr) backend_.add_bias(qkv, *lw.qkv_bias);
-    Tensor* parts[] = {&q, &k, &v};
-    backend_.split_columns(qkv, parts);
-    return;
-  }
-  backend_.matmul(h, *lw.q, q);
-  backend_.matmul(h, *lw.k, k);
-  backend_.matmul(h, *lw.v, v);
-  if (lw.q_bias != nullptr) {
-    backend_.add_bias(q, *lw.q_bias);
-    backend_.add_bias(k, *lw.k_bias);
-    backend_.add_bias(v, *lw.v_bias);
-  }
-}
-
-void Decoder::attention_block(int layer, const ForwardBatch& batch, KvCache& cache, Tensor& x) {
+Tensor Decoder::queries_and_cache(int layer, const ForwardBatch& batch, KvCache& cache, const Tensor& h) {
   const ModelSpec& s = spec_;
   const LayerWeights& lw = layers_[static_cast<size_t>(layer)];
   const AttentionType& type = attention_types_[static_cast<size_t>(layer_type_[static_cast<size_t>(layer)])];
-  const int64_t n = x.dim(0);
-
-  Tensor h = backend_.scratch(DType::F32, x.shape());
-  backend_.rms_norm(x, *lw.attn_norm, s.rms_norm_eps, h);
-  Tensor q = backend_.scratch(DType::F32, {n, int64_t{s.num_heads} * s.head_dim});
-  Tensor k = backend_.scratch(DType::F32, {n, int64_t{s.num_kv_heads} * s.head_dim});
-  Tensor v = backend_.scratch(DType::F32, {n, int64_t{s.num_kv_heads} * s.head_dim});
-  project_qkv(lw, h, q, k, v);
-  Tensor q_heads = q.reshape({n, s.num_heads, s.head_dim});
-  Tensor k_heads = k.reshape({n, s.num_kv_heads, s.head_dim});
-  Tensor v_heads = v.reshape({n, s.num_kv_heads, s.head_dim});
-  if (lw.q_norm != nullptr) {
-    Tensor q_rows = q.reshape({n * s.num_heads, s.head_dim});
-    Tensor k_rows = k.reshape({n * s.num_kv_heads, s.head_dim});
-    backend_.rms_norm(q_rows, *lw.q_norm, s.rms_norm_eps, q_rows);
-    backend_.rms_norm(k_rows, *lw.k_norm, s.rms_norm_eps, k_rows);
+  const int64_t n = h.dim(0);
+  const int64_t q_width = int64_t{s.num_heads} * s.head_dim, kv_width = int64_t{s.num_kv_heads} * s.head_dim;
+  Tensor q = backend_.scratch(DType::F32, {n, s.num_heads, s.head_dim});
+  if (lw.qkv != nullptr) {
+    Tensor qkv = backend_.scratch(DType::F32, {n, q_width + 2 * kv_width});
+    backend_.matmul(h, *lw.qkv, qkv);
+    if (lw.qkv_bias != nullptr) backend_.add_bias(qkv, *lw.qkv_bias);
+    const HeadNorms norms{lw.q_norm, lw.k_norm, s.rms_norm_eps};
+    backend_.split_rope_write_kv(qkv, norms, batch.positions.data(), type.rope, q, cache.k(layer), cache.v(layer),
+                                 batch.attention);
+    return q;
   }
-  backend_.rope(q_heads, batch.positions.data(), type.rope);
+  Tensor q_rows = q.reshape({n, q_width});
+  Tensor k = backend_.scratch(DType::F32, {n, kv_width});
+  Tensor v = backend_.scratch(DType::F32, {n, kv_width});
+  backend_.matmul(h, *lw.q, q_rows);
+  backend_.matmul(h, *lw.k, k);
+  backend_.matmul(h, *lw.v, v);
+  if (lw.q_bias != nullptr) {
+    backend_.add_bias(q_rows, *lw.q_bias);
+    backend_.add_bias(k, *lw.k_bias);
+    backend_.add_bias(v, *lw.v_bias);
+  }
+  Tensor k_heads = k.reshape({n, s.num_kv_heads, s.head_dim});
+  if (lw.q_norm != nullptr) {
+    Tensor q_head_rows = q.reshape({n * s.num_heads, s.head_dim});
+    Tensor k_head_rows = k.reshape({n * s.num_kv_heads, s.head_dim});
+    backend_.rms_norm(q_head_rows, *lw.q_norm, s.rms_norm_eps, q_head_rows);
+    backend_.rms_norm(k_head_rows, *lw.k_norm, s.rms_norm_eps, k_head_rows);
+  }
+  backend_.rope(q, batch.positions.data(), type.rope);
   backend_.rope(k_heads, batch.positions.data(), type.rope);
-  backend_.write_kv(k_heads, v_heads, cache.k(layer), cache.v(layer), batch.attention);
-
-  Tensor attn = backend_.scratch(DType::F32, {n, s.num_heads, s.head_dim});
-  backend_.paged_attention(q_heads, cache.k(layer), cache.v(layer), batch.attention,
-                           s.attention_scale(), type.sliding_window, type.softcap, attn);
-  Tensor o = backend_.scratch(DType::F32, x.shape());
-  backend_.matmul(attn.reshape({n, int64_t{s.num_heads} * s.head_dim}), *lw.o, o);
-  if (lw.post_attention_norm != nullptr) backend_.rms_norm(o, *lw.post_attention_norm, s.rms_norm_eps, o);
-  backend_.add(x, o);
+  backend_.write_kv(k_heads, v.reshape({n, s.num_kv_heads, s.head_dim}), cache.k(layer), cache.v(layer),
+                    batch.attention);
+  return q;
 }
 
-void Decoder::mlp_block(int layer, Tensor& x) {
+Tensor Decoder::attention_block(int layer, const ForwardBatch& batch, KvCache& cache, const Tensor& h) {
   const ModelSpec& s = spec_;
   const LayerWeights& lw = layers_[static_cast<size_t>(layer)];
-  const int64_t n = x.dim(0);
-  Tensor h = backend_.scratch(DType::F32, x.shape());
-  backend_.rms_norm(x, *lw.ffn_norm, s.rms_norm_eps, h);
+  const AttentionType& type = attention_types_[static_cast<size_t>(layer_type_[static_cast<size_t>(layer)])];
+  const int64_t n = h.dim(0);
+  const Tensor q = queries_and_cache(layer, batch, cache, h);
+  Tensor attn = backend_.scratch(DType::F32, {n, s.num_heads, s.head_dim});
+  backend_.paged_attention(q, cache.k(layer), cache.v(layer), batch.attention, s.attention_scale(),
+                           type.sliding_window, type.softcap, attn);
+  Tensor o = backend_.scratch(DType::F32, h.shape());
+  backend_.matmul(attn.reshape({n, int64_t{s.num_heads} * s.head_dim}), *lw.o, o);
+  if (lw.post_attention_norm != nullptr) backend_.rms_norm(o, *lw.post_attention_norm, s.rms_norm_eps, o);
+  return o;
+}
+
+Tensor Decoder::mlp_block(int layer, const Tensor& h) {
+  const ModelSpec& s = spec_;
+  const LayerWeights& lw = layers_[static_cast<size_t>(layer)];
+  const int64_t n = h.dim(0);
   Tensor gate = backend_.scratch(DType::F32, {n, s.intermediate_size});
   const bool gelu = s.activation == Activation::GeluTanh;
   if (lw.gate_up != nullptr) {
@@ -195,10 +196,21 @@ void Decoder::mlp_block(int layer, Tensor& x) {
       backend_.silu_mul(gate, up, gate);
     }
   }
-  Tensor down = backend_.scratch(DType::F32, x.shape());
+  Tensor down = backend_.scratch(DType::F32, h.shape());
   backend_.matmul(gate, *lw.down, down);
   if (lw.post_ffw_norm != nullptr) backend_.rms_norm(down, *lw.post_ffw_norm, s.rms_norm_eps, down);
-  backend_.add(x, down);
+  return down;
+}
+
+Tensor Decoder::residual_norm(Tensor& x, Tensor& pending, const Tensor& weight) {
+  Tensor h = backend_.scratch(DType::F32, x.shape());
+  if (pending.empty()) {
+    backend_.rms_norm(x, weight, spec_.rms_norm_eps, h);
+  } else {
+    backend_.add_rms_norm(x, pending, weight, spec_.rms_norm_eps, h);
+    pending = Tensor();
+  }
+  return h;
 }
 
 Tensor Decoder::forward(const ForwardBatch& batch, KvCache& cache) {
@@ -213,10 +225,13 @@ Tensor Decoder::forward(const ForwardBatch& batch, KvCache& cache) {
   Tensor x = backend_.scratch(DType::F32, {n, s.hidden_size});
   backend_.embedding(*token_embd_, batch.token_ids.data(), n, x);
   if (s.embed_scale) backend_.scale(x, std::sqrt(static_cast<float>(s.hidden_size)));
+  Tensor pending;  // the last block's output, added into x with the next norm
   for (int l = 0; l < s.num_layers; ++l) {
-    attention_block(l, batch, cache, x);
-    mlp_block(l, x);
+    const LayerWeights& lw = layers_[static_cast<size_t>(l)];
+    pending = attention_block(l, batch, cache, residual_norm(x, pending, *lw.attn_norm));
+    pending = mlp_block(l, residual_norm(x, pending, *lw.ffn_norm));
   }
+  backend_.add(x, pending);
 
   // Only the rows whose logits are wanted go through the final norm and the vocabulary
   // projection (for a prefill that is usually one row of many). embedding() gathers rows.

@@ -56,11 +56,16 @@ class Decoder : public Model {
   [[nodiscard]] int stacked_weights() const { return stacked_weights_; }
 
  private:
-  void attention_block(int layer, const ForwardBatch& batch, KvCache& cache, Tensor& x);
-  void mlp_block(int layer, Tensor& x);
+  // The blocks take their normed input h and return what they add to the residual stream x;
+  // the add is fused with the next block's norm (residual_norm).
+  [[nodiscard]] Tensor attention_block(int layer, const ForwardBatch& batch, KvCache& cache, const Tensor& h);
+  [[nodiscard]] Tensor mlp_block(int layer, const Tensor& h);
+  // x += pending (when it is set; it is cleared), then the norm of x by weight.
+  [[nodiscard]] Tensor residual_norm(Tensor& x, Tensor& pending, const Tensor& weight);
   [[nodiscard]] const Tensor& uploaded(const Tensor& host);
-  // Projects h ([n, hidden], normed) to q, k, v ([n, heads * head_dim]), biases added.
-  void project_qkv(const LayerWeights& lw, const Tensor& h, Tensor& q, Tensor& k, Tensor& v);
+  // The rotated queries [n, heads, head_dim] of h ([n, hidden], normed); the layer's keys
+  // and values go into the cache.
+  [[nodiscard]] Tensor queries_and_cache(int layer, const ForwardBatch& batch, KvCache& cache, const Tensor& h);
 
   const ModelSpec& spec_;
   Backend& backend_;

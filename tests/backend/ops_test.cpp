@@ -66,6 +66,44 @@ TEST_F(CpuOps, RmsNorm) {
   expect_close(fetch(*backend_, xt), ref, 4 * kRel, 0, "rms_norm in place");
 }
 
+// The fused residual add + norm: x + delta against a double reference, then the same bits as
+// add followed by rms_norm (what it stands for), in place and not.
+TEST_F(CpuOps, AddRmsNormIsAddThenRmsNorm) {
+  const int64_t rows = 6, dim = 576;
+  const std::vector<float> x = test::random_floats(rng_, rows * dim, 3.0f);
+  const std::vector<float> delta = test::random_floats(rng_, rows * dim);
+  const std::vector<float> w = test::random_floats(rng_, dim);
+  std::vector<double> ref(x.size());
+  for (int64_t r = 0; r < rows; ++r) {
+    double ss = 0;
+    for (int64_t i = 0; i < dim; ++i) {
+      const double v = static_cast<float>(x[r * dim + i] + delta[r * dim + i]);
+      ss += v * v;
+    }
+    const double inv = 1.0 / std::sqrt(ss / dim + 1e-5);
+    for (int64_t i = 0; i < dim; ++i) ref[r * dim + i] = static_cast<float>(x[r * dim + i] + delta[r * dim + i]) * inv * w[i];
+  }
+  const Tensor wt = make(*backend_, w, {dim});
+  const Tensor dt = make(*backend_, delta, {rows, dim});
+  Tensor fused_x = make(*backend_, x, {rows, dim});
+  Tensor fused_out = backend_->alloc(DType::F32, {rows, dim});
+  backend_->add_rms_norm(fused_x, dt, wt, 1e-5f, fused_out);
+  expect_close(fetch(*backend_, fused_out), ref, 4 * kRel, 0, "add_rms_norm");
+
+  Tensor plain_x = make(*backend_, x, {rows, dim});
+  Tensor plain_out = backend_->alloc(DType::F32, {rows, dim});
+  backend_->add(plain_x, dt);
+  backend_->rms_norm(plain_x, wt, 1e-5f, plain_out);
+  EXPECT_EQ(fetch(*backend_, fused_x), fetch(*backend_, plain_x));
+  EXPECT_EQ(fetch(*backend_, fused_out), fetch(*backend_, plain_out));
+
+  Tensor in_place = make(*backend_, x, {rows, dim});
+  backend_->add_rms_norm(in_place, dt, wt, 1e-5f, in_place);
+  EXPECT_EQ(fetch(*backend_, in_place), fetch(*backend_, plain_out));
+  Tensor wrong = backend_->alloc(DType::F32, {rows - 1, dim});
+  EXPECT_THROW(backend_->add_rms_norm(in_place, wrong, wt, 1e-5f, in_place), Error);
+}
+
 TEST_F(CpuOps, AddBiasAddScale) {
   const int64_t rows = 3, dim = 10000;  // more than one parallel chunk
   const std::vector<float> x = test::random_floats(rng_, rows * dim);

@@ -21,17 +21,32 @@ void for_chunks(ThreadPool& pool, int64_t n, Fn fn) {
 
 }  // namespace
 
+namespace {
+
+void rms_norm_row(const float* xr, const float* w, int64_t dim, float eps, float* yr) {
+  double sum = 0.0;
+  for (int64_t i = 0; i < dim; ++i) sum += static_cast<double>(xr[i]) * xr[i];
+  const float variance = static_cast<float>(sum / static_cast<double>(dim));
+  const float inv = 1.0f / std::sqrt(variance + eps);
+  for (int64_t i = 0; i < dim; ++i) yr[i] = w[i] * (xr[i] * inv);
+}
+
+}  // namespace
+
 void rms_norm(ThreadPool& pool, const float* x, const float* w, int64_t rows, int64_t dim, float eps,
               float* out) {
   pool.parallel_for(rows, [&](int64_t begin, int64_t end) {
+    for (int64_t r = begin; r < end; ++r) rms_norm_row(x + r * dim, w, dim, eps, out + r * dim);
+  });
+}
+
+void add_rms_norm(ThreadPool& pool, float* x, const float* delta, const float* w, int64_t rows, int64_t dim,
+                  float eps, float* out) {
+  pool.parallel_for(rows, [&](int64_t begin, int64_t end) {
     for (int64_t r = begin; r < end; ++r) {
-      const float* xr = x + r * dim;
-      float* yr = out + r * dim;
-      double sum = 0.0;
-      for (int64_t i = 0; i < dim; ++i) sum += static_cast<double>(xr[i]) * xr[i];
-      const float variance = static_cast<float>(sum / static_cast<double>(dim));
-      const float inv = 1.0f / std::sqrt(variance + eps);
-      for (int64_t i = 0; i < dim; ++i) yr[i] = w[i] * (xr[i] * inv);
+      float* xr = x + r * dim;
+      for (int64_t i = 0; i < dim; ++i) xr[i] += delta[r * dim + i];
+      rms_norm_row(xr, w, dim, eps, out + r * dim);
     }
   });
 }

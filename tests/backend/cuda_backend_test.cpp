@@ -12,59 +12,13 @@
 #include <vector>
 
 #include "backend/backend.h"
-#include "backend_test_util.h"
 #include "core/half.h"
+#include "cuda_test_util.h"
 
 namespace pagoda {
 namespace {
 
-#define PAGODA_NEED_GPU()                                                   \
-  if (cuda_device_count() == 0) GTEST_SKIP() << "no CUDA GPU is visible"
-
-struct Backends {
-  std::unique_ptr<Backend> cpu = make_cpu_backend(0);
-  std::unique_ptr<Backend> gpu = make_backend("cuda");
-};
-
-Backends& backends() {
-  static Backends b;
-  return b;
-}
-
-std::vector<float> random_values(std::mt19937& rng, size_t n, float scale = 1.0f) {
-  return test::random_floats(rng, n, scale);
-}
-
-// Values a BF16 holds exactly.
-std::vector<float> bf16_values(std::mt19937& rng, size_t n, float scale = 1.0f) {
-  std::vector<float> v = random_values(rng, n, scale);
-  for (float& x : v) x = bf16_to_f32(f32_to_bf16(x));
-  return v;
-}
-
-Tensor on(Backend& b, const std::vector<float>& values, Shape shape) {
-  Tensor t = b.alloc(DType::F32, std::move(shape));
-  b.copy_from_host(values.data(), t);
-  return t;
-}
-
-std::vector<float> back(Backend& b, const Tensor& t) {
-  std::vector<float> out(static_cast<size_t>(t.numel()));
-  b.download(t, out.data());
-  return out;
-}
-
-// ||a - b|| / ||b||.
-double relative_error(const std::vector<float>& a, const std::vector<float>& b) {
-  EXPECT_EQ(a.size(), b.size());
-  double num = 0, den = 0;
-  for (size_t i = 0; i < a.size(); ++i) {
-    if (!std::isfinite(a[i])) return INFINITY;
-    num += (double(a[i]) - b[i]) * (double(a[i]) - b[i]);
-    den += double(b[i]) * b[i];
-  }
-  return std::sqrt(num / std::max(den, 1e-30));
-}
+using namespace test;
 
 TEST(CudaBackend, RmsNormAndElementwiseMatchCpu) {
   PAGODA_NEED_GPU();
@@ -245,13 +199,6 @@ TEST(CudaBackend, StackedProjectionsMatchSeparateOnesOnCpu) {
   }
 }
 
-std::unique_ptr<Backend> batch_invariant_gpu() {
-  setenv("PAGODA_BATCH_INVARIANT", "1", 1);
-  std::unique_ptr<Backend> gpu = make_backend("cuda");
-  unsetenv("PAGODA_BATCH_INVARIANT");
-  return gpu;
-}
-
 // Norms and gated activations hand the next matmul a BF16 copy of their output: the
 // matmul must see exactly what they wrote (here already BF16-representable, so exact vs CPU
 // up to summation order, as in MatmulAndEmbeddingMatchCpuOnBf16Weights).
@@ -292,166 +239,6 @@ TEST(CudaBackend, MatmulAfterNormAndActivationReadsTheirOutput) {
   Tensor d2 = gpu->alloc(DType::F32, {n, k});
   gpu->matmul(h2, w2g, d2);
   EXPECT_EQ(back(*gpu, d2), back(*gpu, dg));
-}
-
-// Ragged batches over scattered paged blocks: a decode, a prefill chunk after cached
-// context, and a whole prefill, with GQA, for every supported kind of attention; split
-// into partial softmaxes (this small batch does not fill the GPU) and, in batch-invariant
-// mode, in one pass.
-TEST(CudaBackend, PagedAttentionMatchesCpuOnRaggedBatches) {
-  PAGODA_NEED_GPU();
-  auto& [cpu, gpu] = backends();
-  std::unique_ptr<Backend> one_pass = batch_invariant_gpu();
-  std::mt19937 rng(4);
-  struct Case {
-    int64_t heads, kv_heads, head_dim;
-    int window;
-    float softcap;
-  };
-  for (const Case c : {Case{8, 2, 64, 0, 0.0f}, Case{32, 8, 128, 0, 0.0f}, Case{4, 1, 256, 16, 0.0f},
-                       Case{14, 2, 64, 0, 30.0f}, Case{9, 3, 64, 0, 0.0f}}) {
-    const int64_t block_size = 16, num_blocks = 40;
-    const std::vector<int32_t> seq_lens = {45, 30, 20};
-    const std::vector<int32_t> num_new = {1, 7, 20};
-    std::vector<int32_t> qsl = {0};
-    for (const int32_t q : num_new) qsl.push_back(qsl.back() + q);
-    const int num_tokens = qsl.back();
-    const int max_blocks = 4;
-    std::vector<int32_t> pool(num_blocks - 1);
-    std::iota(pool.begin(), pool.end(), 1);
-    std::shuffle(pool.begin(), pool.end(), rng);
-    std::vector<int32_t> tables(seq_lens.size() * max_blocks);
-    for (size_t i = 0; i < tables.size(); ++i) tables[i] = pool[i];
-    std::vector<int64_t> slots;
-    for (size_t s = 0; s < seq_lens.size(); ++s) {
-      for (int32_t p = seq_lens[s] - num_new[s]; p < seq_lens[s]; ++p) {
-        slots.push_back(int64_t{tables[s * max_blocks + p / block_size]} * block_size + p % block_size);
-      }
-    }
-    AttentionMetadata meta{num_tokens, 3, qsl.data(), seq_lens.data(), tables.data(), max_blocks, slots.data()};
-
-    const Shape cache_shape = {num_blocks, block_size, c.kv_heads, c.head_dim};
-    const auto cache_k = random_values(rng, size_t(num_blocks * block_size * c.kv_heads * c.head_dim));
-    const auto cache_v = random_values(rng, cache_k.size());
-    Tensor kc = on(*cpu, cache_k, cache_shape), vc = on(*cpu, cache_v, cache_shape);
-    Tensor kg = on(*gpu, cache_k, cache_shape), vg = on(*gpu, cache_v, cache_shape);
-    const auto k = random_values(rng, size_t(num_tokens * c.kv_heads * c.head_dim));
-    const auto v = random_values(rng, k.size());
-    const auto q = random_values(rng, size_t(num_tokens * c.heads * c.head_dim));
-    const Shape kv_shape = {num_tokens, c.kv_heads, c.head_dim}, q_shape = {num_tokens, c.heads, c.head_dim};
-    cpu->write_kv(on(*cpu, k, kv_shape), on(*cpu, v, kv_shape), kc, vc, meta);
-    gpu->write_kv(on(*gpu, k, kv_shape), on(*gpu, v, kv_shape), kg, vg, meta);
-    EXPECT_EQ(back(*gpu, kg), back(*cpu, kc));
-    EXPECT_EQ(back(*gpu, vg), back(*cpu, vc));
-
-    Tensor oc = cpu->alloc(DType::F32, q_shape), og = gpu->alloc(DType::F32, q_shape);
-    const float scale = 1.0f / std::sqrt(static_cast<float>(c.head_dim));
-    cpu->paged_attention(on(*cpu, q, q_shape), kc, vc, meta, scale, c.window, c.softcap, oc);
-    gpu->paged_attention(on(*gpu, q, q_shape), kg, vg, meta, scale, c.window, c.softcap, og);
-    EXPECT_LT(relative_error(back(*gpu, og), back(*cpu, oc)), 1e-5)
-        << "heads " << c.heads << "/" << c.kv_heads << " head_dim " << c.head_dim << " window " << c.window;
-
-    Tensor k1 = on(*one_pass, back(*gpu, kg), cache_shape), v1 = on(*one_pass, back(*gpu, vg), cache_shape);
-    Tensor o1 = one_pass->alloc(DType::F32, q_shape);
-    one_pass->paged_attention(on(*one_pass, q, q_shape), k1, v1, meta, scale, c.window, c.softcap, o1);
-    EXPECT_LT(relative_error(back(*one_pass, o1), back(*cpu, oc)), 1e-5) << "one pass, head_dim " << c.head_dim;
-  }
-}
-
-// Fills every slot of a pair of caches from host values ([num_blocks * block_size, kv_heads,
-// head_dim]) through write_kv, which converts to the caches' dtype.
-void fill_caches(Backend& b, const std::vector<float>& k, const std::vector<float>& v, Tensor& kc, Tensor& vc) {
-  const int64_t slots = kc.dim(0) * kc.dim(1);
-  std::vector<int64_t> all(static_cast<size_t>(slots));
-  std::iota(all.begin(), all.end(), 0);
-  AttentionMetadata meta;
-  meta.num_tokens = static_cast<int>(slots);
-  meta.slot_mapping = all.data();
-  const Shape shape = {slots, kc.dim(2), kc.dim(3)};
-  b.write_kv(on(b, k, shape), on(b, v, shape), kc, vc, meta);
-}
-
-// The GPU's own KV dtype (BF16) over long contexts: decodes over 1,000 and 300 keys, prefill
-// chunks of 70 and 64 tokens, GQA groups of 4, 2, 7 and 12 (blocks of 6 heads), a sliding
-// window, softcapping, head_dim 64 to 256. Cache values are BF16-representable, so the CPU
-// (F32 caches) sees the same numbers. In batch-invariant mode each sequence attended alone
-// must give the same bits as inside the batch.
-TEST(CudaBackend, PagedAttentionOnBf16CachesMatchesCpuOverLongContexts) {
-  PAGODA_NEED_GPU();
-  auto& [cpu, gpu] = backends();
-  ASSERT_EQ(gpu->kv_cache_dtype(), DType::BF16);
-  std::unique_ptr<Backend> one_pass = batch_invariant_gpu();
-  std::mt19937 rng(11);
-  struct Case {
-    int64_t heads, kv_heads, head_dim;
-    int window;
-    float softcap;
-  };
-  for (const Case c : {Case{32, 8, 128, 0, 0.0f}, Case{16, 8, 64, 0, 0.0f}, Case{14, 2, 64, 0, 30.0f},
-                       Case{4, 1, 256, 100, 0.0f}, Case{12, 1, 96, 0, 0.0f}}) {
-    const int64_t block_size = 16, num_blocks = 110;
-    const std::vector<int32_t> seq_lens = {1000, 300, 200, 64};
-    const std::vector<int32_t> num_new = {1, 1, 70, 64};
-    const int num_seqs = static_cast<int>(seq_lens.size());
-    std::vector<int32_t> qsl = {0};
-    for (const int32_t q : num_new) qsl.push_back(qsl.back() + q);
-    const int num_tokens = qsl.back();
-    const int max_blocks = 63;
-    std::vector<int32_t> pool(num_blocks - 1);
-    std::iota(pool.begin(), pool.end(), 1);
-    std::shuffle(pool.begin(), pool.end(), rng);
-    std::vector<int32_t> tables(seq_lens.size() * max_blocks, 0);
-    size_t next = 0;
-    for (size_t s = 0; s < seq_lens.size(); ++s) {
-      for (int j = 0; j < (seq_lens[s] + block_size - 1) / block_size; ++j) tables[s * max_blocks + j] = pool[next++];
-    }
-    std::vector<int64_t> slots;
-    for (size_t s = 0; s < seq_lens.size(); ++s) {
-      for (int32_t p = seq_lens[s] - num_new[s]; p < seq_lens[s]; ++p) {
-        slots.push_back(int64_t{tables[s * max_blocks + p / block_size]} * block_size + p % block_size);
-      }
-    }
-    AttentionMetadata meta{num_tokens, num_seqs, qsl.data(), seq_lens.data(), tables.data(), max_blocks, slots.data()};
-
-    const Shape cache_shape = {num_blocks, block_size, c.kv_heads, c.head_dim};
-    const auto cache_k = bf16_values(rng, size_t(num_blocks * block_size * c.kv_heads * c.head_dim));
-    const auto cache_v = bf16_values(rng, cache_k.size());
-    const auto k = bf16_values(rng, size_t(num_tokens * c.kv_heads * c.head_dim));
-    const auto v = bf16_values(rng, k.size());
-    const auto q = random_values(rng, size_t(num_tokens * c.heads * c.head_dim));
-    const Shape kv_shape = {num_tokens, c.kv_heads, c.head_dim}, q_shape = {num_tokens, c.heads, c.head_dim};
-    const float scale = 1.0f / std::sqrt(static_cast<float>(c.head_dim));
-
-    Tensor kc = on(*cpu, cache_k, cache_shape), vc = on(*cpu, cache_v, cache_shape);
-    cpu->write_kv(on(*cpu, k, kv_shape), on(*cpu, v, kv_shape), kc, vc, meta);
-    Tensor oc = cpu->alloc(DType::F32, q_shape);
-    cpu->paged_attention(on(*cpu, q, q_shape), kc, vc, meta, scale, c.window, c.softcap, oc);
-    const std::vector<float> expected = back(*cpu, oc);
-
-    for (Backend* b : {gpu.get(), one_pass.get()}) {
-      Tensor kg = b->alloc(DType::BF16, cache_shape), vg = b->alloc(DType::BF16, cache_shape);
-      fill_caches(*b, cache_k, cache_v, kg, vg);
-      b->write_kv(on(*b, k, kv_shape), on(*b, v, kv_shape), kg, vg, meta);
-      Tensor og = b->alloc(DType::F32, q_shape);
-      b->paged_attention(on(*b, q, q_shape), kg, vg, meta, scale, c.window, c.softcap, og);
-      const std::vector<float> got = back(*b, og);
-      EXPECT_LT(relative_error(got, expected), 1e-5) << (b == gpu.get() ? "split" : "one pass") << ", heads "
-                                                     << c.heads << "/" << c.kv_heads << " head_dim " << c.head_dim;
-      if (b != one_pass.get()) continue;
-      const int64_t row = c.heads * c.head_dim;
-      for (int s = 0; s < num_seqs; ++s) {
-        const std::vector<int32_t> alone_qsl = {0, num_new[s]};
-        AttentionMetadata alone{num_new[s], 1, alone_qsl.data(), &seq_lens[s], &tables[s * max_blocks], max_blocks,
-                                &slots[qsl[s]]};
-        const std::vector<float> q_s(q.begin() + qsl[s] * row, q.begin() + qsl[s + 1] * row);
-        const Shape shape = {num_new[s], c.heads, c.head_dim};
-        Tensor o_s = b->alloc(DType::F32, shape);
-        b->paged_attention(on(*b, q_s, shape), kg, vg, alone, scale, c.window, c.softcap, o_s);
-        const std::vector<float> in_batch(got.begin() + qsl[s] * row, got.begin() + qsl[s + 1] * row);
-        EXPECT_EQ(back(*b, o_s), in_batch) << "sequence " << s << " alone, heads " << c.heads << "/" << c.kv_heads;
-      }
-    }
-  }
 }
 
 // With PAGODA_BATCH_INVARIANT a row's GEMM result does not depend on how many rows share it.

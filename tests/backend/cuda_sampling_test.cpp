@@ -13,13 +13,11 @@
 #include <vector>
 
 #include "backend/backend.h"
+#include "cuda_test_util.h"
 #include "sample/filters.h"
 
 namespace pagoda {
 namespace {
-
-#define PAGODA_NEED_GPU()                                                   \
-  if (cuda_device_count() == 0) GTEST_SKIP() << "no CUDA GPU is visible"
 
 constexpr float kInf = std::numeric_limits<float>::infinity();
 

@@ -2,7 +2,10 @@
 # What one call of the device machine runs (from the repository root there). Built here with
 # tools/device/pack.sh, which puts the binaries and the shared libraries the device image
 # lacks into .dev/ (git-ignored; named in the call's `carry`). Usage on the device:
-#   tools/device/run.sh tests|logits|bench|all|profile
+#   tools/device/run.sh tests|logits|bench|all|profile|kernels
+# kernels: cuda_kernel_bench (GEMV configurations, tensor-core vs CUDA-core prefill attention).
+# pdl (after bench or profile, which keep the checkpoint): batch-1 decode and throughput with
+# programmatic dependent launch off and on, one after the other.
 # profile (after bench, which builds the Llama-3.1-8B-shaped checkpoint): GPU time per op
 # (PAGODA_PROFILE=1) for a 1,024-token prefill, batch-1 decode (graphs, and eager) and the
 # throughput run.
@@ -19,8 +22,11 @@ export LD_LIBRARY_PATH="$PWD/.dev/lib:$(dirname "${cublas:-/x/x}")${LD_LIBRARY_P
 nvidia-smi --query-gpu=name,memory.total,memory.used,clocks.sm,clocks.mem --format=csv
 ldd .dev/bin/pagoda | grep -i "not found"
 
+if [[ $what == kernels ]]; then
+  .dev/bin/cuda_kernel_bench 2>&1 | tee "$out/kernels.jsonl" | grep -E '"chosen": true|paged_attention'
+fi
 if [[ $what == tests || $what == all ]]; then
-  .dev/bin/pagoda_tests --gtest_filter='CudaBackend*:CudaSampling*' 2>&1 | tee "$out/cuda_tests.log" | tail -25
+  .dev/bin/pagoda_tests --gtest_filter='Cuda*' 2>&1 | tee "$out/cuda_tests.log" | tail -25
   # The engine tests on the GPU, on a model built here (the SmolLM2 GGUF cannot travel).
   PYTHONUNBUFFERED=1 python3 tools/cuda_vs_transformers.py --pagoda .dev/bin/pagoda --out "$out" \
     --engine-model --tokenizer .dev/tok 2>&1 | tee "$out/greedy.log" | tail -8
@@ -39,6 +45,18 @@ if [[ $what == bench || $what == all ]]; then
   [[ $what == bench ]] && models=llama31_8b
   PYTHONUNBUFFERED=1 python3 tools/cuda_vs_transformers.py --pagoda .dev/bin/pagoda --out "$out" \
     --models $models --bench --tokenizer .dev/tok 2>&1 | tee "$out/bench.log" | tail -40
+fi
+if [[ $what == pdl ]]; then
+  ckpt=/tmp/pagoda_ckpt/llama31_8b
+  for pdl in 0 1; do
+    PAGODA_PDL=$pdl .dev/bin/pagoda bench latency $ckpt --device cuda --input-len 1024 --output-len 128 --num-iters 3 \
+      --output-json "$out/latency_pdl$pdl.json" > /dev/null
+    PAGODA_PDL=$pdl .dev/bin/pagoda bench throughput $ckpt --device cuda --input-len 128 --output-len 128 \
+      --num-prompts 1000 --max-num-seqs 256 --max-num-batched-tokens 8192 --max-model-len 256 \
+      --output-json "$out/throughput_pdl$pdl.json" > /dev/null
+    python3 -c "import json; l=json.load(open('$out/latency_pdl$pdl.json')); t=json.load(open('$out/throughput_pdl$pdl.json'));
+print('PAGODA_PDL=$pdl decode %.3f ms/token prefill %.1f ms throughput %.0f tok/s' % (l['decode_ms_per_step'], 1000*l['prefill_seconds'], t['output_tokens_per_second']))"
+  done
 fi
 if [[ $what == profile ]]; then
   ckpt=/tmp/pagoda_ckpt/llama31_8b

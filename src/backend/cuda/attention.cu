@@ -18,12 +18,13 @@
 // [z * split_keys, (z + 1) * split_keys) with split_keys a multiple of 32 derived on the
 // device from that sequence's own length; each split writes its running max, denominator
 // and unnormalized sum, and a second kernel combines them in split order.
-// Not yet: tensor cores (prefill is CUDA-core FMAs over shared memory).
+// Prefill chunks go to the tensor cores instead where they can (attention_prefill.cu).
 #include <algorithm>
 #include <cmath>
 
 #include "backend/cuda/cuda_check.h"
 #include "backend/cuda/kernels.h"
+#include "backend/cuda/pdl.h"
 #include "core/error.h"
 
 namespace pagoda::cuda {
@@ -75,6 +76,8 @@ __global__ void __launch_bounds__(kMaxRowsPerBlock * 32)
   KvT* k_s = reinterpret_cast<KvT*>(smem_raw);
   KvT* v_s = k_s + kChunk * kStride;
   float* q_s = reinterpret_cast<float*>(v_s + kChunk * kStride);
+  pdl_launch_dependents();
+  pdl_wait();
 
   const int warp = static_cast<int>(threadIdx.x) / 32, lane = static_cast<int>(threadIdx.x) % 32;
   const int seq = a.tiles[2 * blockIdx.x], t0 = a.tiles[2 * blockIdx.x + 1];
@@ -179,37 +182,82 @@ __global__ void __launch_bounds__(kMaxRowsPerBlock * 32)
     for (int j = 0; j < kPerLane; ++j) slot[2 + j * 32 + lane] = acc[j];
     return;
   }
-  float* orow = a.out + (static_cast<int64_t>(t) * a.num_heads + h) * kHeadDim;
+  const int64_t orow = (static_cast<int64_t>(t) * a.num_heads + h) * kHeadDim;
   const float inv = 1.0f / denom;
 #pragma unroll
-  for (int j = 0; j < kPerLane; ++j) orow[j * 32 + lane] = acc[j] * inv;
+  for (int j = 0; j < kPerLane; ++j) {
+    a.out[orow + j * 32 + lane] = acc[j] * inv;
+    if (a.out_bf16 != nullptr) a.out_bf16[orow + j * 32 + lane] = __float2bfloat16_rn(acc[j] * inv);
+  }
 }
 
-// One warp per (token, head): merges the splits' partial softmax sums in split order.
+// One warp, one (token, head): merges the splits' partial softmax sums. Lane z holds split z's
+// max and weight (splits z + 32, ... in later rounds), so the warp finds the maximum and
+// the denominator in one shuffle reduction each; then it walks only the splits that saw
+// keys (at batch 1 over a short context most are empty), in split order. A fixed order
+// throughout: the same bits every time for the same split count.
 template <int kPerLane>
-__global__ void combine_splits_kernel(const float* partial, int num_splits, int num_tokens, int num_heads,
-                                      int64_t head_dim, float* out) {
-  const int t = static_cast<int>(blockIdx.x);
-  const int h = static_cast<int>(blockIdx.y) * kCombineWarps + static_cast<int>(threadIdx.x) / 32;
-  if (h >= num_heads) return;
+__device__ void combine_row(const float* partial, int num_splits, int num_tokens, int num_heads, int64_t head_dim,
+                            int t, int h, float* out, __nv_bfloat16* out_bf16) {
   const int lane = static_cast<int>(threadIdx.x) % 32;
   const int64_t stride = static_cast<int64_t>(num_tokens) * num_heads * (head_dim + 2);
   const float* first = partial + (static_cast<int64_t>(t) * num_heads + h) * (head_dim + 2);
   float global_max = -INFINITY;
-  for (int z = 0; z < num_splits; ++z) global_max = fmaxf(global_max, first[z * stride]);
+  for (int z = lane; z < num_splits; z += 32) global_max = fmaxf(global_max, first[z * stride]);
+  for (int o = 16; o > 0; o /= 2) global_max = fmaxf(global_max, __shfl_xor_sync(0xffffffffu, global_max, o));
   float denom = 0.0f, acc[kPerLane] = {};
-  for (int z = 0; z < num_splits; ++z) {
-    const float* slot = first + z * stride;
-    if (slot[1] == 0.0f) continue;  // a split with none of this token's keys
-    const float w = expf(slot[0] - global_max);
-    denom += w * slot[1];
+  for (int z0 = 0; z0 < num_splits; z0 += 32) {
+    const int z = z0 + lane;
+    float weight = 0.0f;
+    if (z < num_splits) {
+      const float split_denom = first[z * stride + 1];  // 0: a split with none of this token's keys
+      if (split_denom != 0.0f) weight = expf(first[z * stride] - global_max);
+      denom = fmaf(weight, split_denom, denom);
+    }
+    // Four live splits at a time: their loads in flight together, then added in order.
+    unsigned live = __ballot_sync(0xffffffffu, weight != 0.0f);
+    while (live != 0) {
+      constexpr int kBatch = 4;
+      float w[kBatch], v[kBatch][kPerLane];
 #pragma unroll
-    for (int j = 0; j < kPerLane; ++j) acc[j] += w * slot[2 + j * 32 + lane];
+      for (int u = 0; u < kBatch; ++u) {
+        const int src = live != 0 ? __ffs(live) - 1 : 0;
+        w[u] = live != 0 ? __shfl_sync(0xffffffffu, weight, src) : 0.0f;
+        const float* slot = first + (z0 + src) * stride;
+#pragma unroll
+        for (int j = 0; j < kPerLane; ++j) v[u][j] = live != 0 ? slot[2 + j * 32 + lane] : 0.0f;
+        live &= live - 1;
+      }
+#pragma unroll
+      for (int u = 0; u < kBatch; ++u) {
+#pragma unroll
+        for (int j = 0; j < kPerLane; ++j) acc[j] = fmaf(w[u], v[u][j], acc[j]);
+      }
+    }
   }
-  float* orow = out + (static_cast<int64_t>(t) * num_heads + h) * head_dim;
+  for (int o = 16; o > 0; o /= 2) denom += __shfl_xor_sync(0xffffffffu, denom, o);
+  const int64_t orow = (static_cast<int64_t>(t) * num_heads + h) * head_dim;
   const float inv = 1.0f / denom;
 #pragma unroll
-  for (int j = 0; j < kPerLane; ++j) orow[j * 32 + lane] = acc[j] * inv;
+  for (int j = 0; j < kPerLane; ++j) {
+    out[orow + j * 32 + lane] = acc[j] * inv;
+    if (out_bf16 != nullptr) out_bf16[orow + j * 32 + lane] = __float2bfloat16_rn(acc[j] * inv);
+  }
+}
+
+// The rows of the attention kernel's tiles (blockIdx.x: a tile, then its tokens), a warp per
+// head: rows of other kernels (the tensor-core prefill) share the output and have no partials.
+template <int kPerLane>
+__global__ void combine_splits_kernel(AttentionArgs a, const float* partial, int num_splits, int64_t head_dim) {
+  pdl_launch_dependents();
+  pdl_wait();
+  const int h = static_cast<int>(blockIdx.y) * kCombineWarps + static_cast<int>(threadIdx.x) / 32;
+  if (h >= a.num_heads) return;
+  const int seq = a.tiles[2 * blockIdx.x], t0 = a.tiles[2 * blockIdx.x + 1];
+  const int t_end = min(t0 + a.tile_tokens, a.query_start_loc[seq + 1]);
+  for (int t = t0; t < t_end; ++t) {
+    combine_row<kPerLane>(partial, num_splits, a.num_tokens, a.num_heads, head_dim, t, h, a.out, a.out_bf16);
+  }
 }
 
 template <int kPerLane, class KvT>
@@ -228,17 +276,16 @@ void launch_attention(const AttentionArgs& a, const PagedKv& kv, const Attention
                   static_cast<unsigned>(std::max(1, split.num_splits)));
   const unsigned threads = static_cast<unsigned>(rows * 32);
   if (split.num_splits <= 1) {
-    attention_kernel<kPerLane, KvT><<<grid, threads, smem, stream>>>(a, kv, 1, nullptr);
-    check_launch("paged_attention");
+    launch_pdl(attention_kernel<kPerLane, KvT>, grid, dim3(threads), smem, stream, "paged_attention", a, kv, 1,
+               static_cast<float*>(nullptr));
     return;
   }
-  attention_kernel<kPerLane, KvT><<<grid, threads, smem, stream>>>(a, kv, split.num_splits, split.workspace);
-  check_launch("paged_attention (split)");
+  launch_pdl(attention_kernel<kPerLane, KvT>, grid, dim3(threads), smem, stream, "paged_attention (split)", a, kv,
+             split.num_splits, split.workspace);
   const unsigned head_blocks = static_cast<unsigned>((a.num_heads + kCombineWarps - 1) / kCombineWarps);
-  combine_splits_kernel<kPerLane><<<dim3(static_cast<unsigned>(a.num_tokens), head_blocks), kCombineWarps * 32, 0,
-                                    stream>>>(split.workspace, split.num_splits, a.num_tokens, a.num_heads,
-                                              kv.head_dim, a.out);
-  check_launch("paged_attention (combine)");
+  launch_pdl(combine_splits_kernel<kPerLane>, dim3(static_cast<unsigned>(a.num_tiles), head_blocks),
+             dim3(kCombineWarps * 32), 0, stream, "paged_attention (combine)", a, split.workspace, split.num_splits,
+             kv.head_dim);
 }
 
 template <class KvT>
@@ -266,9 +313,12 @@ AttentionTiling attention_tiling(int num_heads, int kv_heads, int max_new_tokens
   return {heads, tokens};
 }
 
-void attention_tiles(const int32_t* query_start_loc, int num_seqs, int tile_tokens, std::vector<int32_t>& tiles) {
+void attention_tiles(const int32_t* query_start_loc, int num_seqs, int tile_tokens, std::vector<int32_t>& tiles,
+                     int min_new, int max_new) {
   tiles.clear();
   for (int s = 0; s < num_seqs; ++s) {
+    const int num_new = query_start_loc[s + 1] - query_start_loc[s];
+    if (num_new < min_new || num_new > max_new) continue;
     for (int t = query_start_loc[s]; t < query_start_loc[s + 1]; t += tile_tokens) {
       tiles.push_back(s);
       tiles.push_back(t);

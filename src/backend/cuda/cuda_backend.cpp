@@ -61,18 +61,22 @@ class CudaBackend final : public Backend {
   [[nodiscard]] std::string name() const override { return name_; }
 
   [[nodiscard]] Tensor alloc(DType dtype, Shape shape) override {
-    forget_bf16_copy();
     Tensor t = scratch(dtype, std::move(shape));
     check(cudaMemsetAsync(t.raw(), 0, t.nbytes(), stream_), "cudaMemsetAsync");
     return t;
   }
 
   [[nodiscard]] Tensor scratch(DType dtype, Shape shape) override {
-    forget_bf16_copy();
     const Tensor probe = Tensor::view(dtype, shape, nullptr);
     const size_t bytes = std::max<size_t>(probe.nbytes(), 1);
     void* p = nullptr;
     check(cudaMallocAsync(&p, bytes, stream_), "cudaMallocAsync");
+    // Memory handed out again after the BF16 copy's source was freed: that copy is stale. A
+    // live source cannot be handed out, so allocating leaves its copy usable (the decoder
+    // allocates q and qkv between the norm and the q/k/v matmul).
+    const auto* begin = static_cast<const uint8_t*>(p);
+    const auto* source = static_cast<const uint8_t*>(bf16_source_);
+    if (source != nullptr && begin < source + bf16_source_numel_ * 4 && source < begin + bytes) forget_bf16_copy();
     std::shared_ptr<StreamOwner> owner = stream_owner_;
     std::shared_ptr<void> storage(p, [owner](void* q) { cudaFreeAsync(q, owner->stream); });
     return Tensor::shared(dtype, std::move(shape), std::move(storage), p);
@@ -251,6 +255,18 @@ class CudaBackend final : public Backend {
                    bf16_copy_of(out), stream_);
   }
 
+  void add_rms_norm(Tensor& x, const Tensor& delta, const Tensor& weight, float eps, Tensor& out) override {
+    const OpProfile::Scope profile_scope(profile_, "add_rms_norm");
+    forget_bf16_copy();
+    const int64_t rows = rows_of(x, weight, "add_rms_norm", "weight");
+    require_f32(delta, "add_rms_norm", "delta");
+    require_f32(out, "add_rms_norm", "out");
+    require_same(x, delta, "add_rms_norm");
+    require_same(x, out, "add_rms_norm");
+    cuda::add_rms_norm(x.data<float>(), delta.data<float>(), weight.data<float>(), eps, rows, weight.numel(),
+                       out.data<float>(), bf16_copy_of(out), stream_);
+  }
+
   void matmul(const Tensor& x, const Tensor& w, Tensor& out) override {
     const std::string profile_name = profile_.enabled() ? "matmul [" + std::to_string(w.ndim() == 2 ? w.dim(0) : 0) + " x " + std::to_string(w.ndim() == 2 ? w.dim(1) : 0) + "]" : std::string();
     const OpProfile::Scope profile_scope(profile_, profile_name.c_str());
@@ -372,6 +388,32 @@ class CudaBackend final : public Backend {
                    meta.num_tokens, row, stream_);
   }
 
+  void split_rope_write_kv(const Tensor& qkv, const HeadNorms& norms, const int32_t* positions,
+                           const RopeConfig& rotary, Tensor& q_out, Tensor& k_cache, Tensor& v_cache,
+                           const AttentionMetadata& meta) override {
+    const CacheDims dims = cache_dims(k_cache, v_cache, "split_rope_write_kv");
+    if (!cuda::split_rope_write_kv_fits(dims.head_dim)) {
+      Backend::split_rope_write_kv(qkv, norms, positions, rotary, q_out, k_cache, v_cache, meta);
+      return;
+    }
+    const OpProfile::Scope profile_scope(profile_, "split_rope_write_kv");
+    forget_bf16_copy();
+    const int64_t heads = op_checks::split_rope_write_kv_heads(qkv, norms, rotary, q_out, meta, dims);
+    const int64_t num_slots = dims.num_blocks * dims.block_size;
+    for (int t = 0; t < meta.num_tokens; ++t) {
+      PAGODA_CHECK(meta.slot_mapping[t] >= 0 && meta.slot_mapping[t] < num_slots);
+    }
+    const cuda::QkvLayout layout{heads,        dims.kv_heads, static_cast<int>(dims.head_dim),
+                                 rotary.rot_dim, rotary.neox,   rotary.attention_factor};
+    const auto n = static_cast<size_t>(meta.num_tokens);
+    cuda::split_rope_write_kv(qkv.data<float>(), meta.num_tokens, layout, mirror_.get(positions, n),
+                              mirror_.get(rotary.inv_freq, static_cast<size_t>(rotary.rot_dim / 2)),
+                              norms.q != nullptr ? norms.q->data<float>() : nullptr,
+                              norms.k != nullptr ? norms.k->data<float>() : nullptr, norms.eps, q_out.data<float>(),
+                              k_cache.raw(), v_cache.raw(), dims.dtype == DType::BF16,
+                              mirror_.get(meta.slot_mapping, n), stream_);
+  }
+
   void paged_attention(const Tensor& q, const Tensor& k_cache, const Tensor& v_cache, const AttentionMetadata& meta,
                        float scale, int sliding_window, float softcap, Tensor& out) override {
     const OpProfile::Scope profile_scope(profile_, "paged_attention");
@@ -384,6 +426,7 @@ class CudaBackend final : public Backend {
     AttentionArgs a{};
     a.q = q.data<float>();
     a.out = out.data<float>();
+    a.out_bf16 = bf16_buffer(out.numel());
     a.num_tokens = meta.num_tokens;
     a.num_seqs = meta.num_seqs;
     a.num_heads = static_cast<int>(num_heads);
@@ -394,12 +437,41 @@ class CudaBackend final : public Backend {
     a.scale = scale;
     a.sliding_window = sliding_window;
     a.softcap = softcap;
-    int max_new = 0;
+    // Sequences with several new tokens (prefill chunks) go to the tensor cores; decodes, and
+    // everything in batch-invariant mode (one kernel for every row, however it is batched),
+    // to the CUDA-core kernel, which splits long contexts.
+    const bool tensor_cores = !batch_invariant_ && cuda::prefill_attention_fits(layout, a.num_heads);
+    if (tensor_cores) attend_on_tensor_cores(a, layout, meta);
+    attend_on_cuda_cores(a, layout, meta, tensor_cores ? 1 : meta.num_tokens);
+    // Both kernels wrote out's BF16 copy beside it, so the o projection converts nothing.
+    bf16_source_ = out.raw();
+    bf16_source_numel_ = out.numel();
+  }
+
+ private:
+  // Sequences of meta with more than one new token, on the tensor cores (attention_prefill.cu).
+  void attend_on_tensor_cores(const AttentionArgs& a, const PagedKv& layout, const AttentionMetadata& meta) {
+    AttentionArgs p = a;
+    p.tile_tokens = cuda::prefill_tile_tokens(a.num_heads, static_cast<int>(layout.kv_heads));
+    p.heads_per_block = a.num_heads / static_cast<int>(layout.kv_heads);
+    attention_tiles(meta.query_start_loc, meta.num_seqs, p.tile_tokens, prefill_tiles_, 2);
+    if (prefill_tiles_.empty()) return;
+    p.tiles = mirror_.get(prefill_tiles_.data(), prefill_tiles_.size());
+    p.num_tiles = static_cast<int>(prefill_tiles_.size() / 2);
+    cuda::prefill_attention(p, layout, stream_);
+  }
+
+  // Sequences of meta with up to max_new new tokens, on CUDA cores (attention.cu), their
+  // contexts split when the batch is too small to fill the GPU (not in batch-invariant mode).
+  void attend_on_cuda_cores(AttentionArgs a, const PagedKv& layout, const AttentionMetadata& meta, int max_new) {
+    int longest = 0;
     for (int s = 0; s < meta.num_seqs; ++s) {
-      max_new = std::max(max_new, meta.query_start_loc[s + 1] - meta.query_start_loc[s]);
+      const int num_new = meta.query_start_loc[s + 1] - meta.query_start_loc[s];
+      if (num_new <= max_new) longest = std::max(longest, num_new);
     }
-    const AttentionTiling tiling = attention_tiling(a.num_heads, static_cast<int>(dims.kv_heads), max_new);
-    attention_tiles(meta.query_start_loc, meta.num_seqs, tiling.tile_tokens, tiles_);
+    if (longest == 0) return;
+    const AttentionTiling tiling = attention_tiling(a.num_heads, static_cast<int>(layout.kv_heads), longest);
+    attention_tiles(meta.query_start_loc, meta.num_seqs, tiling.tile_tokens, tiles_, 0, max_new);
     a.tiles = mirror_.get(tiles_.data(), tiles_.size());
     a.num_tiles = static_cast<int>(tiles_.size() / 2);
     a.tile_tokens = tiling.tile_tokens;
@@ -410,13 +482,12 @@ class CudaBackend final : public Backend {
     }
     Tensor workspace;
     if (split.num_splits > 1) {
-      workspace = scratch(DType::F32, {split.num_splits, meta.num_tokens, num_heads, layout.head_dim + 2});
+      workspace = scratch(DType::F32, {split.num_splits, meta.num_tokens, a.num_heads, layout.head_dim + 2});
       split.workspace = workspace.data<float>();
     }
     cuda::paged_attention(a, layout, split, stream_);
   }
 
- private:
   static std::shared_ptr<StreamOwner> init_device(int device) {
     check(cudaSetDevice(device), "cudaSetDevice");
     // Keep freed memory in the pool: the decoder allocates its activations every step.
@@ -443,7 +514,8 @@ class CudaBackend final : public Backend {
   }
 
   // bf16_ holds the BF16 copy of the F32 tensor at bf16_source_ until any op other than a
-  // matmul runs (any of them may write device memory) or a matmul writes over the source.
+  // matmul runs (any of them may write device memory), a matmul writes over the source, or
+  // scratch() hands out the source's memory again.
   void forget_bf16_copy() { bf16_source_ = nullptr; }
   // For ops whose output usually feeds a matmul next (norms, gated activations): where they
   // write the BF16 copy of out along with out itself.
@@ -474,7 +546,8 @@ class CudaBackend final : public Backend {
   Tensor bf16_;
   Tensor sampled_ids_;               // sample()'s device output; grows, never shrinks
   std::vector<SampleRowArgs> args_;  // sample()'s rows, reused across steps
-  std::vector<int32_t> tiles_;       // paged_attention's (seq, first token) pairs
+  std::vector<int32_t> tiles_;          // paged_attention's (seq, first token) pairs: decodes
+  std::vector<int32_t> prefill_tiles_;  // the same for the tensor-core kernel: prefill chunks
   struct Graph {
     explicit Graph(CapturedArrays a) : arrays(std::move(a)) {}
     ~Graph() {

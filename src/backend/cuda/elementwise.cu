@@ -5,6 +5,7 @@
 
 #include "backend/cuda/cuda_check.h"
 #include "backend/cuda/kernels.h"
+#include "backend/cuda/pdl.h"
 
 namespace pagoda::cuda {
 
@@ -19,14 +20,15 @@ unsigned blocks_for(int64_t n) {
 
 template <class F>
 __global__ void for_each(int64_t n, F f) {
+  pdl_launch_dependents();
+  pdl_wait();
   for (int64_t i = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; i < n; i += int64_t{gridDim.x} * blockDim.x) f(i);
 }
 
 template <class F>
 void launch(int64_t n, cudaStream_t stream, const char* name, F f) {
   if (n <= 0) return;
-  for_each<<<blocks_for(n), kThreads, 0, stream>>>(n, f);
-  check_launch(name);
+  launch_pdl(for_each<F>, dim3(blocks_for(n)), dim3(kThreads), 0, stream, name, n, f);
 }
 
 // The gated activations: act(gate) * up; gelu is the tanh approximation.
@@ -89,6 +91,8 @@ dim3 row_grid(int64_t rows, int64_t groups) {
 template <bool kGelu, int kVec>
 __global__ void gated_stacked_kernel(const float* gate_up, int64_t rows, int64_t d, float* out,
                                      __nv_bfloat16* out_bf16) {
+  pdl_launch_dependents();
+  pdl_wait();
   const int64_t groups = d / kVec;
   for (int64_t r = blockIdx.y; r < rows; r += gridDim.y) {
     const float* gate = gate_up + r * 2 * d;
@@ -118,11 +122,12 @@ void gated_stacked(const float* gate_up, int64_t rows, int64_t d, float* out, __
   if (rows <= 0 || d <= 0) return;
   const bool aligned = reinterpret_cast<uintptr_t>(gate_up) % 16 == 0 && reinterpret_cast<uintptr_t>(out) % 16 == 0;
   if (d % 4 == 0 && aligned) {
-    gated_stacked_kernel<kGelu, 4><<<row_grid(rows, d / 4), kThreads, 0, stream>>>(gate_up, rows, d, out, out_bf16);
+    launch_pdl(gated_stacked_kernel<kGelu, 4>, row_grid(rows, d / 4), dim3(kThreads), 0, stream, name, gate_up, rows, d,
+               out, out_bf16);
   } else {
-    gated_stacked_kernel<kGelu, 1><<<row_grid(rows, d), kThreads, 0, stream>>>(gate_up, rows, d, out, out_bf16);
+    launch_pdl(gated_stacked_kernel<kGelu, 1>, row_grid(rows, d), dim3(kThreads), 0, stream, name, gate_up, rows, d,
+               out, out_bf16);
   }
-  check_launch(name);
 }
 
 // kVec = 4: every width is a multiple of 4, so each float4 lies inside one part.

@@ -45,14 +45,43 @@ constexpr int64_t kMaxGemvRows = 4;
 bool gemv_fits(const __nv_bfloat16* x, int64_t n, int64_t k, const __nv_bfloat16* w);
 void gemv(const __nv_bfloat16* x, int64_t n, int64_t k, const __nv_bfloat16* w, int64_t m, float* out,
           cudaStream_t stream);
+// How gemv runs a weight: 16-byte loads in flight per lane (4 or 8) and warps sharing one
+// row (1, 2 or 4). gemv takes gemv_config's choice; gemv_with any (tools/device/gemv_bench).
+struct GemvConfig {
+  int unroll;
+  int split;
+};
+GemvConfig gemv_config(int64_t n, int64_t m, int64_t k);
+void gemv_with(const GemvConfig& config, const __nv_bfloat16* x, int64_t n, int64_t k, const __nv_bfloat16* w,
+               int64_t m, float* out, cudaStream_t stream);
 
 // out = x / rms(x) * weight per row (norm.cu); out may be x; out_bf16 as for silu_mul.
 void rms_norm(const float* x, const float* weight, float eps, int64_t rows, int64_t dim, float* out,
               __nv_bfloat16* out_bf16, cudaStream_t stream);
+// x += delta, then the same (the same bits as add then rms_norm); out may be x.
+void add_rms_norm(float* x, const float* delta, const float* weight, float eps, int64_t rows, int64_t dim, float* out,
+                  __nv_bfloat16* out_bf16, cudaStream_t stream);
 
 // Rotates x [tokens, heads, head_dim] in place (rope.cu); inv_freq has rot_dim / 2 entries.
 void rope(float* x, int64_t tokens, int64_t heads, int64_t head_dim, const int32_t* positions,
           const float* inv_freq, int rot_dim, bool neox, float attention_factor, cudaStream_t stream);
+
+// A stacked q/k/v projection's output into attention's inputs (attention_inputs.cu): qkv
+// [tokens, (heads + 2 kv_heads) * head_dim] -> q_out [tokens, heads, head_dim] normed
+// (q_norm may be null) and rotated; k normed (k_norm may be null), rotated and, with v,
+// written to the caches (BF16 when bf16, else F32) at slot_mapping (< 0: skipped).
+struct QkvLayout {
+  int64_t heads;
+  int64_t kv_heads;
+  int head_dim;
+  int rot_dim;
+  bool neox;
+  float attention_factor;
+};
+bool split_rope_write_kv_fits(int64_t head_dim);
+void split_rope_write_kv(const float* qkv, int64_t tokens, const QkvLayout& layout, const int32_t* positions,
+                         const float* inv_freq, const float* q_norm, const float* k_norm, float eps, float* q_out,
+                         void* k_cache, void* v_cache, bool bf16, const int64_t* slot_mapping, cudaStream_t stream);
 
 // out[i] = table[ids[i]] as F32 (embedding.cu). table rows are dim BF16 or F32 values.
 void embedding_bf16(const __nv_bfloat16* table, const int32_t* ids, int n, int64_t dim, float* out,
@@ -78,8 +107,9 @@ void write_kv(const float* k, const float* v, void* k_cache, void* v_cache, bool
 // Causal attention of every new token over its sequence's cached context, the metadata of
 // backend.h's AttentionMetadata in device memory.
 struct AttentionArgs {
-  const float* q;  // [num_tokens, num_heads, head_dim]
-  float* out;      // same shape
+  const float* q;             // [num_tokens, num_heads, head_dim]
+  float* out;                 // same shape
+  __nv_bfloat16* out_bf16;    // null, or a BF16 copy of out (the o projection's input)
   int num_tokens;
   int num_seqs;
   int num_heads;
@@ -105,8 +135,10 @@ struct AttentionTiling {
   int tile_tokens;
 };
 AttentionTiling attention_tiling(int num_heads, int kv_heads, int max_new_tokens);
-// tiles = (seq, first token) for every tile of every sequence, from the host's query_start_loc.
-void attention_tiles(const int32_t* query_start_loc, int num_seqs, int tile_tokens, std::vector<int32_t>& tiles);
+// tiles = (seq, first token) for every tile of every sequence with min_new to max_new new
+// tokens, from the host's query_start_loc.
+void attention_tiles(const int32_t* query_start_loc, int num_seqs, int tile_tokens, std::vector<int32_t>& tiles,
+                     int min_new = 0, int max_new = 1 << 30);
 
 // How a launch splits each context (flash-decoding): num_splits <= 1 runs one pass; else
 // split z of a sequence covers a 32-aligned z-th of its keys, and workspace holds
@@ -124,6 +156,14 @@ int attention_splits(int num_blocks, int num_sms);
 
 void paged_attention(const AttentionArgs& args, const PagedKv& kv, const AttentionSplit& split,
                      cudaStream_t stream);
+
+// The same on the tensor cores for prefill chunks (attention_prefill.cu), where
+// prefill_attention_fits: BF16 caches, head_dim 64, 96 or 128, GQA groups of up to 64 heads.
+// args.tiles come from attention_tiles with prefill_tile_tokens; heads_per_block is the whole
+// group. q and P are rounded to BF16; a row's bits do not depend on its tile.
+bool prefill_attention_fits(const PagedKv& kv, int num_heads);
+int prefill_tile_tokens(int num_heads, int kv_heads);
+void prefill_attention(const AttentionArgs& args, const PagedKv& kv, cudaStream_t stream);
 
 // One row of sample() (sampling.cu): backend.h's SampleRowSpec, which this C++17 header
 // cannot include.

@@ -1,0 +1,261 @@
+// Paged attention on the GPU against the CPU backend: the CUDA-core kernel (decodes, and
+// every row in batch-invariant mode) and the tensor-core kernel for prefill chunks, over F32
+// and BF16 caches, ragged batches and scattered blocks. Skipped where no GPU is visible.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <numeric>
+#include <random>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "backend/backend.h"
+#include "cuda_test_util.h"
+
+namespace pagoda {
+namespace {
+
+using namespace test;
+
+// A batch's attention metadata over scattered blocks: sequence s has seq_lens[s] tokens of
+// context, the last num_new[s] of them new in this step; its blocks come from a shuffled
+// pool of blocks 1 .. num_blocks - 1.
+struct PagedBatch {
+  std::vector<int32_t> seq_lens, num_new, qsl = {0}, tables;
+  std::vector<int64_t> slots;
+  int max_blocks;
+  int64_t block_size;
+
+  PagedBatch(std::vector<int32_t> lens, std::vector<int32_t> news, int64_t block, int64_t num_blocks,
+             int max_blocks_per_seq, std::mt19937& rng)
+      : seq_lens(std::move(lens)), num_new(std::move(news)), max_blocks(max_blocks_per_seq), block_size(block) {
+    for (const int32_t q : num_new) qsl.push_back(qsl.back() + q);
+    std::vector<int32_t> pool(static_cast<size_t>(num_blocks - 1));
+    std::iota(pool.begin(), pool.end(), 1);
+    std::shuffle(pool.begin(), pool.end(), rng);
+    tables.assign(seq_lens.size() * static_cast<size_t>(max_blocks), 0);
+    size_t next = 0;
+    for (size_t s = 0; s < seq_lens.size(); ++s) {
+      for (int j = 0; j < (seq_lens[s] + block_size - 1) / block_size; ++j) {
+        tables[s * max_blocks + j] = pool.at(next++);
+      }
+    }
+    for (size_t s = 0; s < seq_lens.size(); ++s) {
+      for (int32_t p = seq_lens[s] - num_new[s]; p < seq_lens[s]; ++p) slots.push_back(slot(static_cast<int>(s), p));
+    }
+  }
+  [[nodiscard]] int64_t slot(int s, int32_t p) const {
+    return int64_t{tables[static_cast<size_t>(s) * max_blocks + p / block_size]} * block_size + p % block_size;
+  }
+  [[nodiscard]] int num_tokens() const { return qsl.back(); }
+  [[nodiscard]] int num_seqs() const { return static_cast<int>(seq_lens.size()); }
+  [[nodiscard]] AttentionMetadata meta() const {
+    return {num_tokens(), num_seqs(), qsl.data(), seq_lens.data(), tables.data(), max_blocks, slots.data()};
+  }
+};
+
+// A layout of heads and a kind of attention.
+struct AttentionCase {
+  int64_t heads, kv_heads, head_dim;
+  int window;
+  float softcap;
+};
+
+// The relative error of rows [begin, end) (row floats each) of got against expected.
+double rows_error(const std::vector<float>& got, const std::vector<float>& expected, int64_t begin, int64_t end,
+                  int64_t row) {
+  const std::vector<float> a(got.begin() + begin * row, got.begin() + end * row);
+  const std::vector<float> b(expected.begin() + begin * row, expected.begin() + end * row);
+  return relative_error(a, b);
+}
+
+// Ragged batches over scattered paged blocks: a decode, a prefill chunk after cached
+// context, and a whole prefill, with GQA, for every supported kind of attention; split
+// into partial softmaxes (this small batch does not fill the GPU) and, in batch-invariant
+// mode, in one pass.
+TEST(CudaBackend, PagedAttentionMatchesCpuOnRaggedBatches) {
+  PAGODA_NEED_GPU();
+  auto& [cpu, gpu] = backends();
+  std::unique_ptr<Backend> one_pass = batch_invariant_gpu();
+  std::mt19937 rng(4);
+  const AttentionCase cases[] = {{8, 2, 64, 0, 0.0f}, {32, 8, 128, 0, 0.0f}, {4, 1, 256, 16, 0.0f},
+                                 {14, 2, 64, 0, 30.0f}, {9, 3, 64, 0, 0.0f}};
+  for (const AttentionCase& c : cases) {
+    const int64_t block_size = 16, num_blocks = 40;
+    const PagedBatch batch({45, 30, 20}, {1, 7, 20}, block_size, num_blocks, 4, rng);
+    const int num_tokens = batch.num_tokens();
+    const AttentionMetadata meta = batch.meta();
+
+    const Shape cache_shape = {num_blocks, block_size, c.kv_heads, c.head_dim};
+    const auto cache_k = random_values(rng, size_t(num_blocks * block_size * c.kv_heads * c.head_dim));
+    const auto cache_v = random_values(rng, cache_k.size());
+    Tensor kc = on(*cpu, cache_k, cache_shape), vc = on(*cpu, cache_v, cache_shape);
+    Tensor kg = on(*gpu, cache_k, cache_shape), vg = on(*gpu, cache_v, cache_shape);
+    const auto k = random_values(rng, size_t(num_tokens * c.kv_heads * c.head_dim));
+    const auto v = random_values(rng, k.size());
+    const auto q = random_values(rng, size_t(num_tokens * c.heads * c.head_dim));
+    const Shape kv_shape = {num_tokens, c.kv_heads, c.head_dim}, q_shape = {num_tokens, c.heads, c.head_dim};
+    cpu->write_kv(on(*cpu, k, kv_shape), on(*cpu, v, kv_shape), kc, vc, meta);
+    gpu->write_kv(on(*gpu, k, kv_shape), on(*gpu, v, kv_shape), kg, vg, meta);
+    EXPECT_EQ(back(*gpu, kg), back(*cpu, kc));
+    EXPECT_EQ(back(*gpu, vg), back(*cpu, vc));
+
+    Tensor oc = cpu->alloc(DType::F32, q_shape), og = gpu->alloc(DType::F32, q_shape);
+    const float scale = 1.0f / std::sqrt(static_cast<float>(c.head_dim));
+    cpu->paged_attention(on(*cpu, q, q_shape), kc, vc, meta, scale, c.window, c.softcap, oc);
+    gpu->paged_attention(on(*gpu, q, q_shape), kg, vg, meta, scale, c.window, c.softcap, og);
+    EXPECT_LT(relative_error(back(*gpu, og), back(*cpu, oc)), 1e-5)
+        << "heads " << c.heads << "/" << c.kv_heads << " head_dim " << c.head_dim << " window " << c.window;
+
+    Tensor k1 = on(*one_pass, back(*gpu, kg), cache_shape), v1 = on(*one_pass, back(*gpu, vg), cache_shape);
+    Tensor o1 = one_pass->alloc(DType::F32, q_shape);
+    one_pass->paged_attention(on(*one_pass, q, q_shape), k1, v1, meta, scale, c.window, c.softcap, o1);
+    EXPECT_LT(relative_error(back(*one_pass, o1), back(*cpu, oc)), 1e-5) << "one pass, head_dim " << c.head_dim;
+  }
+}
+
+
+// The GPU's own KV dtype (BF16) over long contexts: decodes over 1,000 and 300 keys, prefill
+// chunks of 70 and 64 tokens, GQA groups of 4, 2, 7 and 12 (blocks of 6 heads), a sliding
+// window, softcapping, head_dim 64 to 256. Cache values are BF16-representable, so the CPU
+// (F32 caches) sees the same numbers. In batch-invariant mode each sequence attended alone
+// must give the same bits as inside the batch.
+TEST(CudaBackend, PagedAttentionOnBf16CachesMatchesCpuOverLongContexts) {
+  PAGODA_NEED_GPU();
+  auto& [cpu, gpu] = backends();
+  ASSERT_EQ(gpu->kv_cache_dtype(), DType::BF16);
+  std::unique_ptr<Backend> one_pass = batch_invariant_gpu();
+  std::mt19937 rng(11);
+  const AttentionCase cases[] = {{32, 8, 128, 0, 0.0f}, {16, 8, 64, 0, 0.0f}, {14, 2, 64, 0, 30.0f},
+                                 {4, 1, 256, 100, 0.0f}, {12, 1, 96, 0, 0.0f}};
+  for (const AttentionCase& c : cases) {
+    const int64_t block_size = 16, num_blocks = 110;
+    const int max_blocks = 63;
+    const PagedBatch batch({1000, 300, 200, 64}, {1, 1, 70, 64}, block_size, num_blocks, max_blocks, rng);
+    const std::vector<int32_t>& seq_lens = batch.seq_lens;
+    const std::vector<int32_t>& num_new = batch.num_new;
+    const std::vector<int32_t>& qsl = batch.qsl;
+    const std::vector<int32_t>& tables = batch.tables;
+    const std::vector<int64_t>& slots = batch.slots;
+    const int num_seqs = batch.num_seqs(), num_tokens = batch.num_tokens();
+    const AttentionMetadata meta = batch.meta();
+
+    const Shape cache_shape = {num_blocks, block_size, c.kv_heads, c.head_dim};
+    const auto cache_k = bf16_values(rng, size_t(num_blocks * block_size * c.kv_heads * c.head_dim));
+    const auto cache_v = bf16_values(rng, cache_k.size());
+    const auto k = bf16_values(rng, size_t(num_tokens * c.kv_heads * c.head_dim));
+    const auto v = bf16_values(rng, k.size());
+    const auto q = random_values(rng, size_t(num_tokens * c.heads * c.head_dim));
+    const Shape kv_shape = {num_tokens, c.kv_heads, c.head_dim}, q_shape = {num_tokens, c.heads, c.head_dim};
+    const float scale = 1.0f / std::sqrt(static_cast<float>(c.head_dim));
+
+    Tensor kc = on(*cpu, cache_k, cache_shape), vc = on(*cpu, cache_v, cache_shape);
+    cpu->write_kv(on(*cpu, k, kv_shape), on(*cpu, v, kv_shape), kc, vc, meta);
+    Tensor oc = cpu->alloc(DType::F32, q_shape);
+    cpu->paged_attention(on(*cpu, q, q_shape), kc, vc, meta, scale, c.window, c.softcap, oc);
+    const std::vector<float> expected = back(*cpu, oc);
+
+    for (Backend* b : {gpu.get(), one_pass.get()}) {
+      Tensor kg = b->alloc(DType::BF16, cache_shape), vg = b->alloc(DType::BF16, cache_shape);
+      fill_caches(*b, cache_k, cache_v, kg, vg);
+      b->write_kv(on(*b, k, kv_shape), on(*b, v, kv_shape), kg, vg, meta);
+      Tensor og = b->alloc(DType::F32, q_shape);
+      b->paged_attention(on(*b, q, q_shape), kg, vg, meta, scale, c.window, c.softcap, og);
+      const std::vector<float> got = back(*b, og);
+      const int64_t row = c.heads * c.head_dim;
+      // The decodes (rows 0 and 1) run on CUDA cores in F32; the prefill chunks do too in
+      // one-pass mode, and otherwise on the tensor cores with q and P in BF16.
+      const double prefill_tolerance = b == one_pass.get() ? 1e-5 : 3e-3;
+      EXPECT_LT(rows_error(got, expected, 0, qsl[2], row), 1e-5)
+          << (b == gpu.get() ? "split" : "one pass") << ", heads " << c.heads << "/" << c.kv_heads << " head_dim "
+          << c.head_dim;
+      EXPECT_LT(rows_error(got, expected, qsl[2], num_tokens, row), prefill_tolerance)
+          << (b == gpu.get() ? "tensor cores" : "one pass") << ", heads " << c.heads << "/" << c.kv_heads
+          << " head_dim " << c.head_dim;
+      if (b != one_pass.get()) continue;
+      for (int s = 0; s < num_seqs; ++s) {
+        const std::vector<int32_t> alone_qsl = {0, num_new[s]};
+        AttentionMetadata alone{num_new[s], 1, alone_qsl.data(), &seq_lens[s], &tables[s * max_blocks], max_blocks,
+                                &slots[qsl[s]]};
+        const std::vector<float> q_s(q.begin() + qsl[s] * row, q.begin() + qsl[s + 1] * row);
+        const Shape shape = {num_new[s], c.heads, c.head_dim};
+        Tensor o_s = b->alloc(DType::F32, shape);
+        b->paged_attention(on(*b, q_s, shape), kg, vg, alone, scale, c.window, c.softcap, o_s);
+        const std::vector<float> in_batch(got.begin() + qsl[s] * row, got.begin() + qsl[s + 1] * row);
+        EXPECT_EQ(back(*b, o_s), in_batch) << "sequence " << s << " alone, heads " << c.heads << "/" << c.kv_heads;
+      }
+    }
+  }
+}
+
+// The tensor-core kernel for prefill chunks: a chunk after 400 cached keys, a whole prompt, a
+// two-token chunk and a decode in one batch, for GQA groups of 1 to 12 (tiles of 64 / group
+// tokens, some rows of a tile unused), head_dim 64, 96 and 128, a sliding window and
+// softcapping. q, P and the cache are BF16 on the GPU, so the bound is BF16's. Then the long
+// chunk again in two pieces: every row gets the same bits as in one piece, since a row's
+// result depends on neither the rows it shares a tile with nor where its tile starts.
+TEST(CudaAttention, PrefillChunksOnTensorCoresMatchCpuAndDoNotDependOnChunking) {
+  PAGODA_NEED_GPU();
+  auto& [cpu, gpu] = backends();
+  ASSERT_EQ(gpu->kv_cache_dtype(), DType::BF16);
+  std::mt19937 rng(12);
+  const AttentionCase cases[] = {{32, 8, 128, 0, 0.0f}, {16, 8, 64, 0, 0.0f}, {14, 2, 64, 0, 30.0f},
+                                 {12, 1, 96, 0, 0.0f}, {8, 8, 128, 100, 0.0f}, {9, 3, 64, 0, 0.0f}};
+  for (const AttentionCase& c : cases) {
+    const int64_t block_size = 16, num_blocks = 90;
+    const int max_blocks = 48;
+    const PagedBatch batch({700, 97, 50, 333}, {300, 97, 2, 1}, block_size, num_blocks, max_blocks, rng);
+    const int num_tokens = batch.num_tokens();
+    const Shape cache_shape = {num_blocks, block_size, c.kv_heads, c.head_dim};
+    const auto cache_k = bf16_values(rng, size_t(num_blocks * block_size * c.kv_heads * c.head_dim));
+    const auto cache_v = bf16_values(rng, cache_k.size());
+    const auto q = bf16_values(rng, size_t(num_tokens * c.heads * c.head_dim));
+    const Shape q_shape = {num_tokens, c.heads, c.head_dim};
+    const float scale = 1.0f / std::sqrt(static_cast<float>(c.head_dim));
+    const int64_t row = c.heads * c.head_dim;
+    const AttentionMetadata meta = batch.meta();
+
+    Tensor kc = on(*cpu, cache_k, cache_shape), vc = on(*cpu, cache_v, cache_shape);
+    Tensor oc = cpu->alloc(DType::F32, q_shape);
+    cpu->paged_attention(on(*cpu, q, q_shape), kc, vc, meta, scale, c.window, c.softcap, oc);
+    const std::vector<float> expected = back(*cpu, oc);
+
+    Tensor kg = gpu->alloc(DType::BF16, cache_shape), vg = gpu->alloc(DType::BF16, cache_shape);
+    fill_caches(*gpu, cache_k, cache_v, kg, vg);
+    Tensor og = gpu->alloc(DType::F32, q_shape);
+    std::vector<float> poison(q.size(), std::nanf(""));
+    gpu->copy_from_host(poison.data(), og);
+    gpu->paged_attention(on(*gpu, q, q_shape), kg, vg, meta, scale, c.window, c.softcap, og);
+    const std::vector<float> got = back(*gpu, og);
+    const std::string what = "heads " + std::to_string(c.heads) + "/" + std::to_string(c.kv_heads) + " head_dim " +
+                             std::to_string(c.head_dim);
+    for (int s = 0; s < batch.num_seqs(); ++s) {
+      const double tolerance = batch.num_new[s] > 1 ? 3e-3 : 1e-5;  // the decode stays on CUDA cores, in F32
+      EXPECT_LT(rows_error(got, expected, batch.qsl[s], batch.qsl[s + 1], row), tolerance)
+          << "sequence " << s << ", " << what;
+    }
+
+    // Sequence 0's 300 new tokens as chunks of 137 and 163.
+    std::vector<float> pieces;
+    for (const auto& [first, count] : {std::pair{400, 137}, std::pair{537, 163}}) {
+      const std::vector<int32_t> qsl = {0, count}, lens = {first + count};
+      std::vector<int64_t> slots;
+      for (int32_t p = first; p < first + count; ++p) slots.push_back(batch.slot(0, p));
+      const AttentionMetadata chunk{count, 1, qsl.data(), lens.data(), batch.tables.data(), max_blocks, slots.data()};
+      const int64_t offset = int64_t{first - 400} * row;
+      const std::vector<float> q_chunk(q.begin() + offset, q.begin() + offset + count * row);
+      const Shape shape = {count, c.heads, c.head_dim};
+      Tensor o_chunk = gpu->alloc(DType::F32, shape);
+      gpu->paged_attention(on(*gpu, q_chunk, shape), kg, vg, chunk, scale, c.window, c.softcap, o_chunk);
+      const std::vector<float> part = back(*gpu, o_chunk);
+      pieces.insert(pieces.end(), part.begin(), part.end());
+    }
+    const std::vector<float> whole(got.begin(), got.begin() + 300 * row);
+    EXPECT_EQ(pieces, whole) << "chunked, " << what;
+  }
+}
+
+}  // namespace
+}  // namespace pagoda

@@ -1,0 +1,162 @@
+// Times CUDA kernels in isolation on the device machine, one JSON object a line:
+//  - the decode GEMV (gemv.cu) in every configuration gemv_with knows, on the Llama-3.1-8B
+//    weights' shapes, n = 1 and 4 rows, as achieved GB/s of weight bytes; the
+//    configuration gemv_config picks is marked "chosen";
+//  - paged attention for one 1,024-token prefill in the Llama-3.1-8B head layout (32 query
+//    heads, 8 KV heads, head_dim 128, BF16 cache, 16-token blocks): the tensor-core kernel
+//    (the default backend) against the CUDA-core one (a PAGODA_BATCH_INVARIANT backend).
+// Built with the CUDA backend as build/bin/cuda_kernel_bench; run by tools/device/run.sh
+// kernels. Each timing is the median of 20 runs after 3 warm-ups, rotating over enough
+// copies of each weight that none is served from the 60 MB L2.
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <numeric>
+#include <random>
+#include <vector>
+
+#include "backend/backend.h"
+#include "backend/cuda/cuda_check.h"
+#include "backend/cuda/kernels.h"
+
+namespace {
+
+using pagoda::cuda::check;
+
+float median(std::vector<float> v) {
+  std::sort(v.begin(), v.end());
+  return v[v.size() / 2];
+}
+
+void bench_gemv() {
+  struct Shape {
+    const char* name;
+    int64_t m, k;
+  };
+  const Shape shapes[] = {{"qkv", 6144, 4096}, {"o", 4096, 4096}, {"gate_up", 28672, 4096},
+                          {"down", 4096, 14336}, {"lm_head", 128256, 4096}};
+  const pagoda::cuda::GemvConfig configs[] = {{4, 1}, {4, 2}, {4, 4}, {8, 1}, {8, 2}, {8, 4}};
+  cudaStream_t stream = nullptr;
+  check(cudaStreamCreate(&stream), "cudaStreamCreate");
+  cudaEvent_t start = nullptr, stop = nullptr;
+  check(cudaEventCreate(&start), "cudaEventCreate");
+  check(cudaEventCreate(&stop), "cudaEventCreate");
+  std::mt19937 rng(1);
+  for (const Shape& s : shapes) {
+    const size_t bytes = size_t(s.m * s.k) * 2;
+    const int copies = static_cast<int>(std::max<size_t>(2, (256u << 20) / bytes + 1));
+    std::vector<__nv_bfloat16*> weights(static_cast<size_t>(copies));
+    std::vector<__nv_bfloat16> host(size_t(s.m * s.k));
+    std::normal_distribution<float> dist(0.0f, 0.02f);
+    for (auto& v : host) v = __float2bfloat16(dist(rng));
+    for (auto& w : weights) {
+      check(cudaMalloc(&w, bytes), "cudaMalloc");
+      check(cudaMemcpy(w, host.data(), bytes, cudaMemcpyHostToDevice), "cudaMemcpy");
+    }
+    __nv_bfloat16* x = nullptr;
+    float* out = nullptr;
+    check(cudaMalloc(&x, size_t(4 * s.k) * 2), "cudaMalloc");
+    check(cudaMemcpy(x, host.data(), size_t(4 * s.k) * 2, cudaMemcpyHostToDevice), "cudaMemcpy");
+    check(cudaMalloc(&out, size_t(4 * s.m) * 4), "cudaMalloc");
+    for (const int64_t n : {1, 4}) {
+      const pagoda::cuda::GemvConfig chosen = pagoda::cuda::gemv_config(n, s.m, s.k);
+      std::vector<float> reference;
+      for (const auto& config : configs) {
+        std::vector<float> times;
+        for (int it = 0; it < 23; ++it) {
+          check(cudaEventRecord(start, stream), "cudaEventRecord");
+          pagoda::cuda::gemv_with(config, x, n, s.k, weights[size_t(it % copies)], s.m, out, stream);
+          check(cudaEventRecord(stop, stream), "cudaEventRecord");
+          check(cudaEventSynchronize(stop), "cudaEventSynchronize");
+          float ms = 0;
+          check(cudaEventElapsedTime(&ms, start, stop), "cudaEventElapsedTime");
+          if (it >= 3) times.push_back(ms);
+        }
+        std::vector<float> result(size_t(n * s.m));
+        check(cudaMemcpy(result.data(), out, result.size() * 4, cudaMemcpyDeviceToHost), "cudaMemcpy");
+        double max_diff = 0;
+        if (reference.empty()) reference = result;
+        for (size_t i = 0; i < result.size(); ++i) {
+          max_diff = std::max(max_diff, double(std::abs(result[i] - reference[i])));
+        }
+        const float us = median(times) * 1000.0f;
+        std::printf(
+            "{\"kernel\": \"gemv\", \"weight\": \"%s\", \"m\": %lld, \"k\": %lld, \"n\": %lld, \"unroll\": %d, "
+            "\"split\": %d, \"us\": %.2f, \"gb_per_s\": %.0f, \"max_diff_vs_first\": %.2e, \"chosen\": %s}\n",
+            s.name, static_cast<long long>(s.m), static_cast<long long>(s.k), static_cast<long long>(n), config.unroll,
+            config.split, us, double(bytes) / (us * 1e3), max_diff,
+            config.unroll == chosen.unroll && config.split == chosen.split ? "true" : "false");
+      }
+    }
+    for (auto* w : weights) cudaFree(w);
+    cudaFree(x);
+    cudaFree(out);
+  }
+  cudaStreamDestroy(stream);
+}
+
+// Host-timed (with a synchronizing download after each run), so a few microseconds of
+// overhead are included in both.
+void bench_prefill_attention() {
+  using namespace pagoda;
+  const int64_t heads = 32, kv_heads = 8, head_dim = 128, block_size = 16, tokens = 1024;
+  const int64_t num_blocks = tokens / block_size + 1;
+  std::vector<int32_t> qsl = {0, static_cast<int32_t>(tokens)}, lens = {static_cast<int32_t>(tokens)};
+  std::vector<int32_t> table(size_t(num_blocks - 1));
+  std::iota(table.begin(), table.end(), 1);
+  std::vector<int64_t> slots(static_cast<size_t>(tokens));
+  for (int64_t p = 0; p < tokens; ++p) slots[size_t(p)] = table[size_t(p / block_size)] * block_size + p % block_size;
+  const AttentionMetadata meta{static_cast<int>(tokens), 1, qsl.data(), lens.data(), table.data(),
+                               static_cast<int>(num_blocks - 1), slots.data()};
+  std::mt19937 rng(2);
+  std::normal_distribution<float> dist(0.0f, 1.0f);
+  std::vector<float> q(size_t(tokens * heads * head_dim)), kv(size_t(tokens * kv_heads * head_dim));
+  for (float& v : q) v = dist(rng);
+  for (float& v : kv) v = dist(rng);
+  for (const bool tensor_cores : {true, false}) {
+    if (!tensor_cores) setenv("PAGODA_BATCH_INVARIANT", "1", 1);
+    std::unique_ptr<Backend> b = make_backend("cuda");
+    unsetenv("PAGODA_BATCH_INVARIANT");
+    Tensor qt = b->alloc(DType::F32, {tokens, heads, head_dim}), out = b->alloc(DType::F32, {tokens, heads, head_dim});
+    Tensor k = b->alloc(DType::F32, {tokens, kv_heads, head_dim});
+    Tensor v = b->alloc(DType::F32, {tokens, kv_heads, head_dim});
+    b->copy_from_host(q.data(), qt);
+    b->copy_from_host(kv.data(), k);
+    b->copy_from_host(kv.data(), v);
+    Tensor kc = b->alloc(DType::BF16, {num_blocks, block_size, kv_heads, head_dim});
+    Tensor vc = b->alloc(DType::BF16, {num_blocks, block_size, kv_heads, head_dim});
+    b->write_kv(k, v, kc, vc, meta);
+    float probe = 0;
+    const Tensor first = out.rows(0, 1);
+    std::vector<float> times;
+    for (int it = 0; it < 23; ++it) {
+      const auto t0 = std::chrono::steady_clock::now();
+      b->paged_attention(qt, kc, vc, meta, 1.0f / std::sqrt(128.0f), 0, 0.0f, out);
+      std::vector<float> row(size_t(heads * head_dim));
+      b->download(first, row.data());
+      probe += row[0];
+      const auto elapsed = std::chrono::steady_clock::now() - t0;
+      if (it >= 3) times.push_back(std::chrono::duration<float, std::milli>(elapsed).count());
+    }
+    std::printf("{\"kernel\": \"paged_attention\", \"tokens\": %lld, \"heads\": \"32/8\", \"head_dim\": 128, "
+                "\"path\": \"%s\", \"ms\": %.3f, \"probe\": %.4f}\n",
+                static_cast<long long>(tokens), tensor_cores ? "tensor_cores" : "cuda_cores", median(times), probe);
+  }
+}
+
+}  // namespace
+
+int main() {
+  try {
+    bench_gemv();
+    bench_prefill_attention();
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "cuda_kernel_bench: %s\n", e.what());
+    return 1;
+  }
+  return 0;
+}

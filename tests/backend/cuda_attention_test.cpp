@@ -116,7 +116,6 @@ TEST(CudaBackend, PagedAttentionMatchesCpuOnRaggedBatches) {
   }
 }
 
-
 // The GPU's own KV dtype (BF16) over long contexts: decodes over 1,000 and 300 keys, prefill
 // chunks of 70 and 64 tokens, GQA groups of 4, 2, 7 and 12 (blocks of 6 heads), a sliding
 // window, softcapping, head_dim 64 to 256. Cache values are BF16-representable, so the CPU

@@ -63,7 +63,7 @@ void bench_gemv() {
     check(cudaMemcpy(x, host.data(), size_t(4 * s.k) * 2, cudaMemcpyHostToDevice), "cudaMemcpy");
     check(cudaMalloc(&out, size_t(4 * s.m) * 4), "cudaMalloc");
     for (const int64_t n : {1, 4}) {
-      const pagoda::cuda::GemvConfig chosen = pagoda::cuda::gemv_config(n, s.m, s.k);
+      const pagoda::cuda::GemvConfig chosen = pagoda::cuda::gemv_config(n, s.m);
       std::vector<float> reference;
       for (const auto& config : configs) {
         std::vector<float> times;

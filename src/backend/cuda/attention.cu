@@ -186,8 +186,9 @@ __global__ void __launch_bounds__(kMaxRowsPerBlock * 32)
   const float inv = 1.0f / denom;
 #pragma unroll
   for (int j = 0; j < kPerLane; ++j) {
-    a.out[orow + j * 32 + lane] = acc[j] * inv;
-    if (a.out_bf16 != nullptr) a.out_bf16[orow + j * 32 + lane] = __float2bfloat16_rn(acc[j] * inv);
+    const float v = acc[j] * inv;
+    a.out[orow + j * 32 + lane] = v;
+    if (a.out_bf16 != nullptr) a.out_bf16[orow + j * 32 + lane] = __float2bfloat16_rn(v);
   }
 }
 
@@ -240,8 +241,9 @@ __device__ void combine_row(const float* partial, int num_splits, int num_tokens
   const float inv = 1.0f / denom;
 #pragma unroll
   for (int j = 0; j < kPerLane; ++j) {
-    out[orow + j * 32 + lane] = acc[j] * inv;
-    if (out_bf16 != nullptr) out_bf16[orow + j * 32 + lane] = __float2bfloat16_rn(acc[j] * inv);
+    const float v = acc[j] * inv;
+    out[orow + j * 32 + lane] = v;
+    if (out_bf16 != nullptr) out_bf16[orow + j * 32 + lane] = __float2bfloat16_rn(v);
   }
 }
 

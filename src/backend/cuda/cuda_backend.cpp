@@ -379,10 +379,7 @@ class CudaBackend final : public Backend {
     const CacheDims dims = cache_dims(k_cache, v_cache, "write_kv");
     check_write_kv(k, v, meta, dims);
     const int64_t row = dims.kv_heads * dims.head_dim;
-    const int64_t num_slots = dims.num_blocks * dims.block_size;
-    for (int t = 0; t < meta.num_tokens; ++t) {
-      PAGODA_CHECK(meta.slot_mapping[t] >= 0 && meta.slot_mapping[t] < num_slots);
-    }
+    check_slots(meta, dims);
     const int64_t* slots = mirror_.get(meta.slot_mapping, static_cast<size_t>(meta.num_tokens));
     cuda::write_kv(k.data<float>(), v.data<float>(), k_cache.raw(), v_cache.raw(), dims.dtype == DType::BF16, slots,
                    meta.num_tokens, row, stream_);
@@ -399,10 +396,7 @@ class CudaBackend final : public Backend {
     const OpProfile::Scope profile_scope(profile_, "split_rope_write_kv");
     forget_bf16_copy();
     const int64_t heads = op_checks::split_rope_write_kv_heads(qkv, norms, rotary, q_out, meta, dims);
-    const int64_t num_slots = dims.num_blocks * dims.block_size;
-    for (int t = 0; t < meta.num_tokens; ++t) {
-      PAGODA_CHECK(meta.slot_mapping[t] >= 0 && meta.slot_mapping[t] < num_slots);
-    }
+    check_slots(meta, dims);
     const cuda::QkvLayout layout{heads,        dims.kv_heads, static_cast<int>(dims.head_dim),
                                  rotary.rot_dim, rotary.neox,   rotary.attention_factor};
     const auto n = static_cast<size_t>(meta.num_tokens);
@@ -444,8 +438,7 @@ class CudaBackend final : public Backend {
     if (tensor_cores) attend_on_tensor_cores(a, layout, meta);
     attend_on_cuda_cores(a, layout, meta, tensor_cores ? 1 : meta.num_tokens);
     // Both kernels wrote out's BF16 copy beside it, so the o projection converts nothing.
-    bf16_source_ = out.raw();
-    bf16_source_numel_ = out.numel();
+    remember_bf16_copy(out);
   }
 
  private:
@@ -499,6 +492,12 @@ class CudaBackend final : public Backend {
   }
 
   // The GPU trusts these arrays, so they are checked here as the CPU backend checks them.
+  static void check_slots(const AttentionMetadata& meta, const CacheDims& dims) {
+    const int64_t num_slots = dims.num_blocks * dims.block_size;
+    for (int t = 0; t < meta.num_tokens; ++t) {
+      PAGODA_CHECK(meta.slot_mapping[t] >= 0 && meta.slot_mapping[t] < num_slots);
+    }
+  }
   static void check_metadata(const AttentionMetadata& meta, int64_t block_size, int64_t num_blocks) {
     PAGODA_CHECK(meta.num_seqs > 0 && meta.query_start_loc[0] == 0 &&
                  meta.query_start_loc[meta.num_seqs] == meta.num_tokens);
@@ -521,9 +520,13 @@ class CudaBackend final : public Backend {
   // write the BF16 copy of out along with out itself.
   __nv_bfloat16* bf16_copy_of(const Tensor& out) {
     __nv_bfloat16* copy = bf16_buffer(out.numel());
+    remember_bf16_copy(out);
+    return copy;
+  }
+  // bf16_ now holds out's BF16 copy.
+  void remember_bf16_copy(const Tensor& out) {
     bf16_source_ = out.raw();
     bf16_source_numel_ = out.numel();
-    return copy;
   }
 
   // The BF16 copy of a matmul's activations; grows, never shrinks (one stream: reuse is safe).

@@ -148,12 +148,11 @@ bool gemv_fits(const __nv_bfloat16* x, int64_t n, int64_t k, const __nv_bfloat16
   return n >= 1 && n <= kMaxGemvRows && k % 8 == 0 && k > 0 && aligned(x) && aligned(w);
 }
 
-GemvConfig gemv_config(int64_t n, int64_t m, int64_t k) {
+GemvConfig gemv_config(int64_t n, int64_t m) {
   // Measured on the H200 over Llama-3.1-8B's weights (tools/device/NOTES.md): one row of x
   // streams best with rows split over 4 warps (2 for the vocabulary-sized lm head); with
   // more rows the arithmetic per weight byte grows and fewer, longer-running warps with
   // more loads in flight do better.
-  (void)k;
   if (n == 1) return {4, m >= 65536 ? 2 : 4};
   return {8, m >= 16384 ? 1 : 2};
 }
@@ -172,7 +171,7 @@ void gemv_with(const GemvConfig& config, const __nv_bfloat16* x, int64_t n, int6
 
 void gemv(const __nv_bfloat16* x, int64_t n, int64_t k, const __nv_bfloat16* w, int64_t m, float* out,
           cudaStream_t stream) {
-  gemv_with(gemv_config(n, m, k), x, n, k, w, m, out, stream);
+  gemv_with(gemv_config(n, m), x, n, k, w, m, out, stream);
 }
 
 }  // namespace pagoda::cuda

@@ -46,12 +46,12 @@ bool gemv_fits(const __nv_bfloat16* x, int64_t n, int64_t k, const __nv_bfloat16
 void gemv(const __nv_bfloat16* x, int64_t n, int64_t k, const __nv_bfloat16* w, int64_t m, float* out,
           cudaStream_t stream);
 // How gemv runs a weight: 16-byte loads in flight per lane (4 or 8) and warps sharing one
-// row (1, 2 or 4). gemv takes gemv_config's choice; gemv_with any (tools/device/gemv_bench).
+// row (1, 2 or 4). gemv takes gemv_config's choice; gemv_with any (tools/device/kernel_bench.cpp).
 struct GemvConfig {
   int unroll;
   int split;
 };
-GemvConfig gemv_config(int64_t n, int64_t m, int64_t k);
+GemvConfig gemv_config(int64_t n, int64_t m);
 void gemv_with(const GemvConfig& config, const __nv_bfloat16* x, int64_t n, int64_t k, const __nv_bfloat16* w,
                int64_t m, float* out, cudaStream_t stream);
 

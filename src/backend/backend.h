@@ -78,6 +78,9 @@ class Backend {
   // Makes a weight usable by this backend (the CPU uses the host memory as it is; the CUDA
   // backend keeps matrices as BF16 and vectors as F32).
   [[nodiscard]] virtual Tensor upload(const Tensor& host) = 0;
+  // Whether upload() and upload_stacked() copy (the host memory is not needed afterwards)
+  // rather than use the host memory in place.
+  [[nodiscard]] virtual bool upload_copies() const { return false; }
   // Whether the model should stack the projections that read one input (q, k, v; gate, up)
   // into one weight each: one wide matmul instead of two or three narrow ones, which a GPU
   // runs nearer its bandwidth. $PAGODA_STACK_PROJECTIONS=0|1 overrides (decoder.cpp).

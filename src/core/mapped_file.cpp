@@ -33,6 +33,24 @@ MappedFile::MappedFile(const std::string& path) : path_(path) {
   ::close(fd);
 }
 
+bool MappedFile::contains(const void* begin, size_t nbytes) const {
+  const auto p = reinterpret_cast<uintptr_t>(begin), base = reinterpret_cast<uintptr_t>(data_);
+  return data_ != nullptr && p >= base && p - base <= size_ && nbytes <= size_ - (p - base);
+}
+
+void MappedFile::release_pages(const void* begin, size_t nbytes) const {
+  PAGODA_CHECK(contains(begin, nbytes));
+  if (nbytes == 0) return;
+  // Whole pages, rounded outward: a neighbour that shares an edge page is read back from
+  // the file when next touched, so nothing is lost. (On anonymous memory MADV_DONTNEED
+  // would zero the pages instead, which is why the range must be in this file's map.)
+  const auto page = static_cast<uintptr_t>(::sysconf(_SC_PAGESIZE));
+  const uintptr_t first = reinterpret_cast<uintptr_t>(begin) & ~(page - 1);
+  const uintptr_t end = reinterpret_cast<uintptr_t>(begin) + nbytes;
+  // Advice only: a failure leaves the pages resident, which is not an error.
+  (void)::madvise(reinterpret_cast<void*>(first), end - first, MADV_DONTNEED);
+}
+
 MappedFile::~MappedFile() {
   if (data_ != nullptr) ::munmap(const_cast<uint8_t*>(data_), size_);
 }

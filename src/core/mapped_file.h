@@ -21,6 +21,14 @@ class MappedFile {
   [[nodiscard]] std::span<const uint8_t> bytes() const { return {data_, size_}; }
   [[nodiscard]] const std::string& path() const { return path_; }
 
+  // Whether [begin, begin + nbytes) lies inside this map.
+  [[nodiscard]] bool contains(const void* begin, size_t nbytes) const;
+  // Drops this process's resident pages that hold [begin, begin + nbytes), which must lie
+  // inside the map: the bytes stay readable (the next touch reads them back from the file)
+  // but no longer count in the process's RSS. For weights a backend has copied to its own
+  // memory, so that a GPU run does not keep the whole checkpoint resident on the host.
+  void release_pages(const void* begin, size_t nbytes) const;
+
  private:
   std::string path_;
   const uint8_t* data_ = nullptr;

@@ -109,6 +109,8 @@ class GgufFile {
   [[nodiscard]] Tensor tensor(const GgufTensorInfo& info) const;
 
   [[nodiscard]] std::span<const uint8_t> bytes() const { return bytes_; }
+  // The file's map; null when parsed from caller-owned bytes.
+  [[nodiscard]] const MappedFile* mapping() const { return file_.get(); }
 
  private:
   GgufFile() = default;

@@ -119,6 +119,7 @@ WeightMap load_weights(std::shared_ptr<GgufFile> file) {
   for (const GgufTensorInfo& info : file->tensors()) {
     weights.add(info.name, info.shape.size() == 1 ? to_f32(*file, info) : file->tensor(info));
   }
+  if (file->mapping() != nullptr) weights.add_mapping(file->mapping());
   weights.keep_alive(std::move(file));
   return weights;
 }

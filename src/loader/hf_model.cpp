@@ -138,6 +138,7 @@ LoadedModel load_hf_model(const std::string& dir) {
     }
     model.weights.add(e.name, convert(set->tensor(e.hf_name), e, gemma));
   }
+  for (const MappedFile* file : set->mappings()) model.weights.add_mapping(file);
   model.weights.keep_alive(std::move(set));
   return model;
 }

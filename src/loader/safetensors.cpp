@@ -245,6 +245,14 @@ std::unique_ptr<SafetensorsSet> SafetensorsSet::open_dir(const std::string& dir)
   return set;
 }
 
+std::vector<const MappedFile*> SafetensorsSet::mappings() const {
+  std::vector<const MappedFile*> maps;
+  for (const auto& f : files_) {
+    if (f->mapping() != nullptr) maps.push_back(f->mapping());
+  }
+  return maps;
+}
+
 std::vector<std::string> SafetensorsSet::names() const {
   std::vector<std::string> result;
   result.reserve(entries_.size());

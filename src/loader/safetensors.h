@@ -44,6 +44,8 @@ class SafetensorsFile {
   // A view of the tensor's bytes (valid while this object lives).
   [[nodiscard]] Tensor tensor(const SafetensorsTensorInfo& info) const;
   [[nodiscard]] const std::map<std::string, std::string>& metadata() const { return metadata_; }
+  // The file's map; null when parsed from caller-owned bytes.
+  [[nodiscard]] const MappedFile* mapping() const { return file_.get(); }
 
  private:
   SafetensorsFile() = default;
@@ -73,6 +75,8 @@ class SafetensorsSet {
   // Throws Error when the set has no such tensor.
   [[nodiscard]] Tensor tensor(std::string_view name) const;
   [[nodiscard]] size_t num_files() const { return files_.size(); }
+  // The maps of its files.
+  [[nodiscard]] std::vector<const MappedFile*> mappings() const;
 
  private:
   struct Entry {

@@ -17,4 +17,13 @@ const Tensor* WeightMap::find(const std::string& name) const {
   return it == tensors_.end() ? nullptr : &it->second;
 }
 
+void WeightMap::release_pages(const Tensor& t) const {
+  for (const MappedFile* file : mappings_) {
+    if (file->contains(t.raw(), t.nbytes())) {
+      file->release_pages(t.raw(), t.nbytes());
+      return;
+    }
+  }
+}
+
 }  // namespace pagoda

@@ -27,6 +27,7 @@
 #include <string>
 #include <vector>
 
+#include "core/mapped_file.h"
 #include "core/tensor.h"
 
 namespace pagoda {
@@ -41,10 +42,17 @@ class WeightMap {
   [[nodiscard]] const std::map<std::string, Tensor>& all() const { return tensors_; }
   // Keeps the owner of the tensors' memory (an mmap, converted copies) alive.
   void keep_alive(std::shared_ptr<void> owner) { owners_.push_back(std::move(owner)); }
+  // Notes a file map that tensors view (a kept-alive owner must own it), for release_pages.
+  void add_mapping(const MappedFile* file) { mappings_.push_back(file); }
+  // Drops the process's resident pages behind t when t views one of the maps; does nothing
+  // for other memory (converted copies). For a backend that has copied t to device memory:
+  // t stays readable, the file is read again if it is touched.
+  void release_pages(const Tensor& t) const;
 
  private:
   std::map<std::string, Tensor> tensors_;
   std::vector<std::shared_ptr<void>> owners_;
+  std::vector<const MappedFile*> mappings_;
 };
 
 }  // namespace pagoda

@@ -30,9 +30,21 @@ bool stack_projections(const Backend& backend) {
 
 }  // namespace
 
-const Tensor& Decoder::uploaded(const Tensor& host) {
+const Tensor& Decoder::uploaded(const Tensor& host, const WeightMap& weights) {
   device_weights_.push_back(backend_.upload(host));
+  if (backend_.upload_copies()) weights.release_pages(host);
   return device_weights_.back();
+}
+
+const Tensor* Decoder::uploaded_stacked(std::span<const Tensor* const> parts, const WeightMap& weights) {
+  std::optional<Tensor> t = backend_.upload_stacked(parts);
+  if (!t) return nullptr;
+  device_weights_.push_back(std::move(*t));
+  if (backend_.upload_copies()) {
+    for (const Tensor* p : parts) weights.release_pages(*p);
+  }
+  ++stacked_weights_;
+  return &device_weights_.back();
 }
 
 Decoder::Decoder(const LoadedModel& loaded, Backend& backend,
@@ -54,18 +66,15 @@ Decoder::Decoder(const LoadedModel& loaded, Backend& backend,
     expect_shape(t, shape, name);
     return t;
   };
-  auto required = [&](const std::string& name, const Shape& shape) { return &uploaded(checked(name, shape)); };
+  auto upload = [&](const Tensor& t) { return &uploaded(t, w); };
+  auto required = [&](const std::string& name, const Shape& shape) { return upload(checked(name, shape)); };
   auto optional = [&](bool wanted, const std::string& name, const Shape& shape) -> const Tensor* {
     if (!wanted) return nullptr;
     return required(name, shape);
   };
   // The stacked weight of parts, or null where the backend cannot stack them.
-  auto stacked = [&](std::initializer_list<const Tensor*> parts) -> const Tensor* {
-    std::optional<Tensor> t = backend_.upload_stacked(std::span<const Tensor* const>(parts.begin(), parts.size()));
-    if (!t) return nullptr;
-    device_weights_.push_back(std::move(*t));
-    ++stacked_weights_;
-    return &device_weights_.back();
+  auto stacked = [&](std::initializer_list<const Tensor*> parts) {
+    return uploaded_stacked(std::span<const Tensor* const>(parts.begin(), parts.size()), w);
   };
   const bool stack = stack_projections(backend_);
 
@@ -81,9 +90,9 @@ Decoder::Decoder(const LoadedModel& loaded, Backend& backend,
     const Tensor& v = checked(layer_name(l, "attn_v.weight"), {kv_rows, hidden});
     if (stack) lw.qkv = stacked({&q, &k, &v});
     if (lw.qkv == nullptr) {
-      lw.q = &uploaded(q);
-      lw.k = &uploaded(k);
-      lw.v = &uploaded(v);
+      lw.q = upload(q);
+      lw.k = upload(k);
+      lw.v = upload(v);
     }
     lw.o = required(layer_name(l, "attn_output.weight"), {hidden, q_rows});
     if (s.attention_bias) {
@@ -93,9 +102,9 @@ Decoder::Decoder(const LoadedModel& loaded, Backend& backend,
       if (lw.qkv != nullptr) lw.qkv_bias = stacked({&qb, &kb, &vb});
       if (lw.qkv_bias == nullptr) {
         if (lw.qkv != nullptr) fail("layer ", l, ": the q/k/v biases do not stack like their weights");
-        lw.q_bias = &uploaded(qb);
-        lw.k_bias = &uploaded(kb);
-        lw.v_bias = &uploaded(vb);
+        lw.q_bias = upload(qb);
+        lw.k_bias = upload(kb);
+        lw.v_bias = upload(vb);
       }
     }
     lw.q_norm = optional(s.qk_norm, layer_name(l, "attn_q_norm.weight"), {s.head_dim});
@@ -107,8 +116,8 @@ Decoder::Decoder(const LoadedModel& loaded, Backend& backend,
     const Tensor& up = checked(layer_name(l, "ffn_up.weight"), {s.intermediate_size, hidden});
     if (stack) lw.gate_up = stacked({&gate, &up});
     if (lw.gate_up == nullptr) {
-      lw.gate = &uploaded(gate);
-      lw.up = &uploaded(up);
+      lw.gate = upload(gate);
+      lw.up = upload(up);
     }
     lw.down = required(layer_name(l, "ffn_down.weight"), {hidden, s.intermediate_size});
     lw.post_ffw_norm = optional(s.sandwich_norms, layer_name(l, "post_ffw_norm.weight"), {hidden});

@@ -62,7 +62,10 @@ class Decoder : public Model {
   [[nodiscard]] Tensor mlp_block(int layer, const Tensor& h);
   // x += pending (when it is set; it is cleared), then the norm of x by weight.
   [[nodiscard]] Tensor residual_norm(Tensor& x, Tensor& pending, const Tensor& weight);
-  [[nodiscard]] const Tensor& uploaded(const Tensor& host);
+  // upload(host), kept alive here; when the backend copies, the host pages behind host are
+  // released (a GPU run would otherwise hold the whole checkpoint resident).
+  [[nodiscard]] const Tensor& uploaded(const Tensor& host, const WeightMap& weights);
+  [[nodiscard]] const Tensor* uploaded_stacked(std::span<const Tensor* const> parts, const WeightMap& weights);
   // The rotated queries [n, heads, head_dim] of h ([n, hidden], normed); the layer's keys
   // and values go into the cache.
   [[nodiscard]] Tensor queries_and_cache(int layer, const ForwardBatch& batch, KvCache& cache, const Tensor& h);

@@ -91,6 +91,7 @@ class CudaBackend final : public Backend {
   }
 
   [[nodiscard]] bool stacks_projections() const override { return true; }
+  [[nodiscard]] bool upload_copies() const override { return true; }
 
   // Each part is converted straight into its rows of the stacked weight.
   [[nodiscard]] std::optional<Tensor> upload_stacked(std::span<const Tensor* const> parts) override {

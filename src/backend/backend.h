@@ -15,6 +15,7 @@
 
 #include "core/error.h"
 #include "core/tensor.h"
+#include "sample/logit_edit.h"
 
 namespace pagoda {
 
@@ -53,8 +54,9 @@ struct AttentionMetadata {
   const int64_t* slot_mapping = nullptr;  // [num_tokens]: cache slot for each new token
 };
 
-// One row of on-device sampling: the host Sampler's filters and draw for a row that no
-// logits processor touches and that wants no logprobs (runner/device_sampling.h decides).
+// One row of on-device sampling: the host Sampler's processors, filters and draw for a row
+// whose processors are all logit edits and that wants no logprobs (runner/device_sampling.h
+// decides).
 struct SampleRowSpec {
   int32_t logit_row = 0;     // row of the logits tensor
   int32_t greedy = 0;        // nonzero: argmax, lowest id on ties
@@ -63,6 +65,11 @@ struct SampleRowSpec {
   float top_p = 1.0f;        // 1: off
   float min_p = 0.0f;        // 0: off
   double uniform = 0.0;      // the row's draw in [0, 1), from its Rng
+  // The row's processors: edits[edits_begin, edits_end) of sample()'s edits, at most one per
+  // token (sample/logit_edits.h builds them), with the row's penalty values.
+  int32_t edits_begin = 0;
+  int32_t edits_end = 0;
+  RowPenalties penalties;
 };
 
 class Backend {
@@ -104,11 +111,14 @@ class Backend {
   // Whether sample() works here. The CPU backend has no device sampler: its logits are
   // already host memory, where the host Sampler reads them in place.
   [[nodiscard]] virtual bool can_sample() const { return false; }
-  // ids[i] = one token drawn from logits row rows[i].logit_row ([rows, vocab] F32) with
-  // rows[i]'s filters: temperature, min_p, top_k, top_p (the host Sampler's survivors), then
-  // an inverse-CDF walk in token-id order with rows[i].uniform. ids[i] = -1 for a row the
-  // host must sample (a NaN or +inf logit, or no finite logit). Only the ids come back.
-  virtual void sample(const Tensor& /*logits*/, std::span<const SampleRowSpec> /*rows*/, int32_t* /*ids*/) {
+  // ids[i] = one token drawn from logits row rows[i].logit_row ([rows, vocab] F32) after
+  // rows[i]'s edits (applied to that row in place, as apply_logit_edits does) with rows[i]'s
+  // filters: temperature, min_p, top_k, top_p (the host Sampler's survivors), then an
+  // inverse-CDF walk in token-id order with rows[i].uniform. ids[i] = -1 for a row the host
+  // must sample (a NaN or +inf logit, or no finite logit, after the edits): its logits row
+  // then already carries its processors. Only the ids come back.
+  virtual void sample(const Tensor& /*logits*/, std::span<const SampleRowSpec> /*rows*/,
+                      std::span<const LogitEdit> /*edits*/, int32_t* /*ids*/) {
     fail("backend ", name(), " cannot sample on its device");
   }
 

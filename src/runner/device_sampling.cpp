@@ -1,16 +1,21 @@
 #include "runner/device_sampling.h"
 
-#include "sample/logits_processors.h"
-
 namespace pagoda {
 
-bool device_can_sample(const SamplingParams& params, size_t num_output_tokens) {
-  return !params.logprobs.has_value() && !logits_processors_act(params, num_output_tokens);
+bool device_can_sample(const SamplingParams& params) {
+  return !params.logprobs.has_value() && processors_are_edits(params);
 }
 
-SampleRowSpec device_sample_spec(int32_t logit_row, const SamplingParams& params, Rng& rng) {
+SampleRowSpec device_sample_spec(int32_t logit_row, const SamplingParams& params, const RowHistory& history,
+                                 size_t vocab, Rng& rng, ProcessorScratch& scratch, std::vector<LogitEdit>& edits) {
   SampleRowSpec spec;
   spec.logit_row = logit_row;
+  spec.edits_begin = static_cast<int32_t>(edits.size());
+  if (logits_processors_act(params, history.output_ids.size())) {
+    append_logit_edits(params, history.prompt_ids, history.output_ids, vocab, scratch, edits);
+  }
+  spec.edits_end = static_cast<int32_t>(edits.size());
+  spec.penalties = row_penalties(params);
   if (params.is_greedy()) {
     spec.greedy = 1;
     return spec;

@@ -5,20 +5,33 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <span>
+#include <vector>
 
 #include "backend/backend.h"
+#include "sample/logit_edits.h"
 #include "sample/rng.h"
 #include "sample/sampling_params.h"
 
 namespace pagoda {
 
-// True when no logits processor acts on the row and it wants no logprobs: then the device
-// sampler computes what the host Sampler would (backend.h says how its draw differs).
-[[nodiscard]] bool device_can_sample(const SamplingParams& params, size_t num_output_tokens);
+// True when the row wants no logprobs and its logits processors are all logit edits (every
+// one but allowed_token_ids): then the device sampler computes what the host Sampler would
+// (backend.h says how its draw differs).
+[[nodiscard]] bool device_can_sample(const SamplingParams& params);
 
-// The spec of such a row. A non-greedy row draws its uniform from rng now, once, as the
-// host Sampler would: a row the device hands back (id -1) must restore rng before the host
-// samples it, so that its stream advances once per token either way.
-[[nodiscard]] SampleRowSpec device_sample_spec(int32_t logit_row, const SamplingParams& params, Rng& rng);
+// The history a row's processors read.
+struct RowHistory {
+  std::span<const int32_t> prompt_ids;
+  std::span<const int32_t> output_ids;
+};
+
+// The spec of such a row; its processors are appended to edits as logit edits (vocab: the
+// logits' width). A non-greedy row draws its uniform from rng now, once, as the host Sampler
+// would: a row the device hands back (id -1) must restore rng before the host samples it,
+// so that its stream advances once per token either way.
+[[nodiscard]] SampleRowSpec device_sample_spec(int32_t logit_row, const SamplingParams& params, const RowHistory& history,
+                                               size_t vocab, Rng& rng, ProcessorScratch& scratch,
+                                               std::vector<LogitEdit>& edits);
 
 }  // namespace pagoda

@@ -145,7 +145,8 @@ RunnerOutput ModelRunner::execute(const SchedulerOutput& out, const RunnerSetupF
 
   // Rows the device samples come back as ids; the rest (and prompt rows) are downloaded.
   std::vector<int32_t> tokens(samplers.size(), -1);
-  if (backend_.can_sample()) sample_on_device(logits, samplers, tokens);
+  std::vector<uint8_t> processed(samplers.size(), 0);  // a handed-back row the device already edited
+  if (backend_.can_sample()) sample_on_device(logits, samplers, tokens, processed);
   const size_t vocab = static_cast<size_t>(model_.spec().vocab_size);
   logits_host_.resize(logit_rows.size() * vocab);
   const auto on_host = [&](size_t r) { return r >= samplers.size() || tokens[r] < 0; };
@@ -176,7 +177,7 @@ RunnerOutput ModelRunner::execute(const SchedulerOutput& out, const RunnerSetupF
       const std::span<const int32_t> all(st.token_ids);
       const SamplerRow row{std::span<float>(logits_host_.data() + i * vocab, vocab), &st.params,
                            all.first(static_cast<size_t>(st.num_prompt_tokens)),
-                           all.subspan(static_cast<size_t>(st.num_prompt_tokens)), &st.rng};
+                           all.subspan(static_cast<size_t>(st.num_prompt_tokens)), &st.rng, processed[i] != 0};
       SampleResult r = sampler_.sample(row);
       token = r.token;
       if (r.logprobs) result.logprobs[*sampler_ids[i]].push_back(std::move(*r.logprobs));
@@ -189,26 +190,31 @@ RunnerOutput ModelRunner::execute(const SchedulerOutput& out, const RunnerSetupF
 }
 
 void ModelRunner::sample_on_device(const Tensor& logits, const std::vector<State*>& samplers,
-                                   std::vector<int32_t>& tokens) {
+                                   std::vector<int32_t>& tokens, std::vector<uint8_t>& processed) {
   std::vector<SampleRowSpec> specs;
   std::vector<size_t> rows;  // sampler index of each spec
   std::vector<Rng> rng_before;
+  edits_.clear();
+  const size_t vocab = static_cast<size_t>(model_.spec().vocab_size);
   for (size_t i = 0; i < samplers.size(); ++i) {
     State& st = *samplers[i];
-    const size_t num_outputs = st.token_ids.size() - static_cast<size_t>(st.num_prompt_tokens);
-    if (!device_can_sample(st.params, num_outputs)) continue;
+    if (!device_can_sample(st.params)) continue;
     rows.push_back(i);
     rng_before.push_back(st.rng);
-    specs.push_back(device_sample_spec(static_cast<int32_t>(i), st.params, st.rng));
+    const std::span<const int32_t> all(st.token_ids);
+    const RowHistory history{all.first(static_cast<size_t>(st.num_prompt_tokens)),
+                             all.subspan(static_cast<size_t>(st.num_prompt_tokens))};
+    specs.push_back(device_sample_spec(static_cast<int32_t>(i), st.params, history, vocab, st.rng, edit_scratch_, edits_));
   }
   if (specs.empty()) return;
   std::vector<int32_t> ids(specs.size());
-  backend_.sample(logits, specs, ids.data());
+  backend_.sample(logits, specs, edits_, ids.data());
   for (size_t j = 0; j < specs.size(); ++j) {
     if (ids[j] >= 0) {
       tokens[rows[j]] = ids[j];
     } else {
       samplers[rows[j]]->rng = rng_before[j];  // the host sampler draws for it instead
+      processed[rows[j]] = specs[j].edits_end > specs[j].edits_begin;  // the device edited its logits
     }
   }
 }

@@ -68,9 +68,10 @@ class ModelRunner {
     Rng rng;
   };
   void apply(const SchedulerOutput& out, const RunnerSetupFn& setup);
-  // Fills tokens[i] for the sampler rows the backend can sample on its device.
+  // Fills tokens[i] for the sampler rows the backend can sample on its device; for a row it
+  // hands back, processed[i] says whether its logits already carry its processors.
   void sample_on_device(const Tensor& logits, const std::vector<State*>& samplers,
-                        std::vector<int32_t>& tokens);
+                        std::vector<int32_t>& tokens, std::vector<uint8_t>& processed);
   static State make_state(RunnerRequestSetup s, std::vector<int32_t> tokens,
                           std::vector<int32_t> blocks, int num_computed);
 
@@ -80,6 +81,8 @@ class ModelRunner {
   DecodeGraphs graphs_;  // after cache_, which it records
   std::unordered_map<RequestId, State> states_;
   Sampler sampler_;
+  ProcessorScratch edit_scratch_;  // device_sample_spec's, reused across steps
+  std::vector<LogitEdit> edits_;    // the step's device rows' logit edits
   std::vector<float> logits_host_;
   std::vector<float> prompt_scratch_;
   std::vector<uint32_t> prompt_order_;

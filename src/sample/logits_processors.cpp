@@ -10,7 +10,8 @@ namespace {
 
 constexpr float kMasked = -std::numeric_limits<float>::infinity();
 
-// Token histories come from the engine, but a bad id must never index out of the row.
+}  // namespace
+
 void check_ids(std::span<const int32_t> ids, size_t vocab, const char* what) {
   for (int32_t id : ids) {
     if (id < 0 || static_cast<size_t>(id) >= vocab) {
@@ -19,11 +20,10 @@ void check_ids(std::span<const int32_t> ids, size_t vocab, const char* what) {
   }
 }
 
-}  // namespace
-
 void ProcessorScratch::reserve(size_t vocab) {
   if (marks.size() < vocab) marks.assign(vocab, 0);
   if (counts.size() < vocab) counts.assign(vocab, 0);
+  if (edit_slots.size() < vocab) edit_slots.assign(vocab, 0);
 }
 
 void apply_allowed_token_ids(std::span<float> logits, std::span<const int32_t> allowed,
@@ -37,16 +37,18 @@ void apply_allowed_token_ids(std::span<float> logits, std::span<const int32_t> a
   for (int32_t id : allowed) scratch.marks[id] = 0;
 }
 
+bool bad_word_applies(std::span<const int32_t> word, std::span<const int32_t> output_ids) {
+  if (word.empty() || word.size() > output_ids.size() + 1) return false;
+  const size_t prefix = word.size() - 1;
+  return std::equal(word.begin(), word.begin() + static_cast<ptrdiff_t>(prefix),
+                    output_ids.end() - static_cast<ptrdiff_t>(prefix));
+}
+
 void apply_bad_words(std::span<float> logits,
                      std::span<const std::vector<int32_t>> bad_words_token_ids,
                      std::span<const int32_t> output_ids) {
   for (const std::vector<int32_t>& word : bad_words_token_ids) {
-    if (word.empty() || word.size() > output_ids.size() + 1) continue;
-    const size_t prefix = word.size() - 1;
-    if (!std::equal(word.begin(), word.begin() + static_cast<ptrdiff_t>(prefix),
-                    output_ids.end() - static_cast<ptrdiff_t>(prefix))) {
-      continue;
-    }
+    if (!bad_word_applies(word, output_ids)) continue;
     const int32_t last = word.back();
     check_ids({&last, 1}, logits.size(), "bad_words");
     logits[last] = kMasked;

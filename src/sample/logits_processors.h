@@ -17,13 +17,20 @@ namespace pagoda {
 struct ProcessorScratch {
   std::vector<uint8_t> marks;
   std::vector<int32_t> counts;
+  std::vector<int32_t> edit_slots;  // append_logit_edits: 1 + a token's edit index, or 0
   void reserve(size_t vocab);
 };
+
+// Token histories come from the engine, but a bad id must never index out of the row:
+// throws Error naming `what` for an id outside [0, vocab).
+void check_ids(std::span<const int32_t> ids, size_t vocab, const char* what);
 
 void apply_allowed_token_ids(std::span<float> logits, std::span<const int32_t> allowed,
                              ProcessorScratch& scratch);
 // A sequence of one token is banned always; a longer one bans its last token when the output
 // so far ends with the rest (vLLM looks at output tokens only, not the prompt).
+// Whether bad word `word` bans its last token after output_ids (the rule above).
+[[nodiscard]] bool bad_word_applies(std::span<const int32_t> word, std::span<const int32_t> output_ids);
 void apply_bad_words(std::span<float> logits,
                      std::span<const std::vector<int32_t>> bad_words_token_ids,
                      std::span<const int32_t> output_ids);

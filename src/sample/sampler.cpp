@@ -30,8 +30,10 @@ SampleResult Sampler::sample(const SamplerRow& row) {
     log_softmax(row.logits, logprobs_);
   }
 
-  apply_logits_processors(row.logits, params, row.prompt_ids, row.output_ids,
-                          processor_scratch_);
+  if (row.processors_applied && want_logprobs) fail("sampler: a row with logprobs must come unprocessed");
+  if (!row.processors_applied) {
+    apply_logits_processors(row.logits, params, row.prompt_ids, row.output_ids, processor_scratch_);
+  }
   SampleResult result;
   const bool greedy = params.is_greedy();
   if (greedy) {

@@ -23,6 +23,9 @@ struct SamplerRow {
   std::span<const int32_t> prompt_ids;
   std::span<const int32_t> output_ids;  // generated so far
   Rng* rng = nullptr;                   // advanced once per non-greedy sample
+  // The logits already carry the processors (a device applied the row's logit edits, then
+  // handed the row back): they are not applied again. Only for rows without logprobs.
+  bool processors_applied = false;
 };
 
 // Which distribution logprobs describe. kRaw is vLLM v1's default (logprobs_mode

@@ -3,11 +3,14 @@
 // walk over them in token-id order. Each row is probed at the middle of survivors' CDF
 // intervals: a token's interval is where the device must answer that token, so probing
 // every survivor of a small set pins the whole set and the whole distribution, and probing
-// a sample of a large set pins those intervals. Skipped where no GPU is visible (CI).
+// a sample of a large set pins those intervals. The logits processors reach the device as
+// logit edits (sample/logit_edits.h), checked against the host processors bit for bit.
+// Skipped where no GPU is visible (CI).
 #include <gtest/gtest.h>
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <limits>
 #include <random>
 #include <vector>
@@ -15,6 +18,7 @@
 #include "backend/backend.h"
 #include "cuda_test_util.h"
 #include "sample/filters.h"
+#include "sample/logit_edits.h"
 
 namespace pagoda {
 namespace {
@@ -61,12 +65,16 @@ std::vector<float> random_row(std::mt19937& rng, int64_t vocab, int kind) {
   return row;
 }
 
-void run_cases(Backend& gpu, const std::vector<Case>& cases, int64_t vocab, std::mt19937& rng) {
+Tensor upload_rows(Backend& gpu, const std::vector<Case>& cases, int64_t vocab) {
   std::vector<float> all;
   for (const Case& c : cases) all.insert(all.end(), c.logits.begin(), c.logits.end());
   Tensor logits = gpu.alloc(DType::F32, {static_cast<int64_t>(cases.size()), vocab});
   gpu.copy_from_host(all.data(), logits);
+  return logits;
+}
 
+// Probes the device sampler on logits (row r holding cases[r].logits) against the reference.
+void probe_rows(Backend& gpu, const Tensor& logits, const std::vector<Case>& cases, std::mt19937& rng) {
   std::vector<SampleRowSpec> specs;
   std::vector<int32_t> expected;
   std::vector<size_t> case_of;
@@ -105,7 +113,7 @@ void run_cases(Backend& gpu, const std::vector<Case>& cases, int64_t vocab, std:
     }
   }
   std::vector<int32_t> ids(specs.size(), -7);
-  gpu.sample(logits, specs, ids.data());
+  gpu.sample(logits, specs, {}, ids.data());
   int mismatches = 0;
   for (size_t j = 0; j < specs.size(); ++j) {
     if (ids[j] == expected[j]) continue;
@@ -116,6 +124,10 @@ void run_cases(Backend& gpu, const std::vector<Case>& cases, int64_t vocab, std:
                   << ", reference " << expected[j];
   }
   EXPECT_EQ(mismatches, 0) << "of " << specs.size() << " probes";
+}
+
+void run_cases(Backend& gpu, const std::vector<Case>& cases, int64_t vocab, std::mt19937& rng) {
+  probe_rows(gpu, upload_rows(gpu, cases, vocab), cases, rng);
 }
 
 TEST(CudaSampling, MatchesTheHostFiltersAndAnIdOrderDraw) {
@@ -159,7 +171,7 @@ TEST(CudaSampling, HandsBackRowsTheHostMustTakeAndRefusesBadRows) {
     SampleRowSpec greedy;
     greedy.greedy = 1;
     int32_t id = -7;
-    gpu->sample(one, {&greedy, 1}, &id);
+    gpu->sample(one, {&greedy, 1}, {}, &id);
     EXPECT_EQ(id, 123);
   }
   std::vector<float> rows(static_cast<size_t>(3 * vocab), 0.5f);
@@ -171,16 +183,134 @@ TEST(CudaSampling, HandsBackRowsTheHostMustTakeAndRefusesBadRows) {
   std::vector<SampleRowSpec> specs(3);
   for (int r = 0; r < 3; ++r) specs[static_cast<size_t>(r)].logit_row = r, specs[static_cast<size_t>(r)].greedy = 1;
   std::vector<int32_t> ids(3, 0);
-  gpu->sample(logits, specs, ids.data());
+  gpu->sample(logits, specs, {}, ids.data());
   EXPECT_EQ(ids, std::vector<int32_t>({-1, -1, -1}));
 
   SampleRowSpec outside;
   outside.logit_row = 3;
-  EXPECT_THROW(gpu->sample(logits, {&outside, 1}, ids.data()), Error);
+  EXPECT_THROW(gpu->sample(logits, {&outside, 1}, {}, ids.data()), Error);
   SampleRowSpec cold;
   cold.temperature = 0.0f;
-  EXPECT_THROW(gpu->sample(logits, {&cold, 1}, ids.data()), Error);
+  EXPECT_THROW(gpu->sample(logits, {&cold, 1}, {}, ids.data()), Error);
+  SampleRowSpec edited;
+  edited.greedy = 1;
+  edited.edits_end = 1;  // one edit, but none given
+  EXPECT_THROW(gpu->sample(logits, {&edited, 1}, {}, ids.data()), Error);
+  const LogitEdit past_the_row{.token = static_cast<int32_t>(vocab), .masked = 1};
+  EXPECT_THROW(gpu->sample(logits, {&edited, 1}, {&past_the_row, 1}, ids.data()), Error);
   EXPECT_FALSE(make_cpu_backend(1)->can_sample());
+}
+
+// Processors that touch many tokens: histories with repeats spread over the vocabulary,
+// biases, bad words that complete after the output, min_tokens holding back stop tokens.
+struct History {
+  std::vector<int32_t> prompt, output;
+};
+
+History random_history(std::mt19937& rng, int64_t vocab) {
+  std::uniform_int_distribution<int32_t> anywhere(0, static_cast<int32_t>(vocab) - 1), near(0, 99);
+  History h;
+  for (int i = 0; i < 300; ++i) h.prompt.push_back(i % 3 == 0 ? near(rng) : anywhere(rng));
+  for (int i = 0; i < 80; ++i) h.output.push_back(i % 2 == 0 ? near(rng) : anywhere(rng));
+  return h;
+}
+
+void add_random_processors(std::mt19937& rng, int64_t vocab, const History& h, SamplingParams& p) {
+  std::uniform_real_distribution<float> unit(0.0f, 1.0f);
+  std::uniform_int_distribution<int32_t> near(0, 99);
+  p.repetition_penalty = unit(rng) < 0.7f ? 0.6f + 1.4f * unit(rng) : 1.0f;
+  p.frequency_penalty = unit(rng) < 0.7f ? 3.0f * unit(rng) - 1.0f : 0.0f;
+  p.presence_penalty = unit(rng) < 0.7f ? 3.0f * unit(rng) - 1.0f : 0.0f;
+  for (int i = 0; i < 5; ++i) p.logit_bias[near(rng)] = 250.0f * unit(rng) - 125.0f;
+  p.bad_words_token_ids = {{near(rng)}, {h.output.back(), near(rng)}};
+  if (unit(rng) < 0.5f) {
+    p.min_tokens = static_cast<int>(h.output.size()) + 1;
+    p.stop_token_ids = {near(rng), static_cast<int32_t>(vocab) - 1};
+    p.eos_token_ids = {near(rng)};
+  }
+}
+
+bool same_bits(float a, float b) { return std::memcmp(&a, &b, sizeof a) == 0; }
+
+// Rows with processors, edited on the device by one sample() call with greedy specs. Returns
+// the device logits; cases get the host-processed rows (and params without processors).
+Tensor edit_on_device(Backend& gpu, std::mt19937& rng, int64_t vocab, std::vector<std::vector<float>> raw,
+                      std::vector<Case>& cases, std::vector<int32_t>& ids) {
+  std::vector<SampleRowSpec> specs;
+  std::vector<LogitEdit> edits;
+  ProcessorScratch scratch;
+  std::vector<float> all;
+  for (size_t r = 0; r < raw.size(); ++r) {
+    std::vector<float>& row = raw[r];
+    all.insert(all.end(), row.begin(), row.end());
+    const History h = random_history(rng, vocab);
+    SamplingParams p;
+    p.temperature = r % 2 == 0 ? 0.0f : 0.8f;
+    p.top_p = r % 3 == 0 ? 0.9f : 1.0f;
+    p.top_k = r % 5 == 0 ? 40 : 0;
+    add_random_processors(rng, vocab, h, p);
+    SampleRowSpec spec;
+    spec.logit_row = static_cast<int32_t>(r);
+    spec.greedy = 1;
+    spec.edits_begin = static_cast<int32_t>(edits.size());
+    append_logit_edits(p, h.prompt, h.output, static_cast<size_t>(vocab), scratch, edits);
+    spec.edits_end = static_cast<int32_t>(edits.size());
+    spec.penalties = row_penalties(p);
+    specs.push_back(spec);
+    apply_logits_processors(row, p, h.prompt, h.output, scratch);
+    Case c{std::move(row), {}};
+    c.params.temperature = p.temperature;
+    c.params.top_p = p.top_p;
+    c.params.top_k = p.top_k;
+    cases.push_back(std::move(c));
+  }
+  Tensor logits = gpu.alloc(DType::F32, {static_cast<int64_t>(raw.size()), vocab});
+  gpu.copy_from_host(all.data(), logits);
+  ids.assign(specs.size(), -7);
+  gpu.sample(logits, specs, edits, ids.data());
+  return logits;
+}
+
+// Every logit of every edited row equals the host's.
+void expect_rows_equal(Backend& gpu, const Tensor& logits, const std::vector<Case>& cases, int64_t vocab) {
+  std::vector<float> device(cases.size() * static_cast<size_t>(vocab));
+  gpu.download(logits, device.data());
+  for (size_t r = 0; r < cases.size(); ++r) {
+    const std::vector<float>& host = cases[r].logits;
+    for (size_t t = 0; t < host.size(); ++t) {
+      const float d = device[r * static_cast<size_t>(vocab) + t];
+      ASSERT_TRUE(same_bits(d, host[t])) << "row " << r << " token " << t << ": device " << d << ", host " << host[t];
+    }
+  }
+}
+
+TEST(CudaSampling, LogitEditsDoWhatTheHostProcessorsDo) {
+  PAGODA_NEED_GPU();
+  std::unique_ptr<Backend> gpu = make_backend("cuda");
+  std::mt19937 rng(11);
+  const int64_t vocab = 49152;
+  std::vector<std::vector<float>> raw;
+  for (int r = 0; r < 64; ++r) raw.push_back(random_row(rng, vocab, r % 4));
+  std::vector<Case> cases;
+  std::vector<int32_t> ids;
+  const Tensor logits = edit_on_device(*gpu, rng, vocab, raw, cases, ids);
+  expect_rows_equal(*gpu, logits, cases, vocab);
+  for (size_t r = 0; r < cases.size(); ++r) EXPECT_EQ(ids[r], argmax_token(cases[r].logits)) << "row " << r;
+  probe_rows(*gpu, logits, cases, rng);  // the draw from the edited rows: their distributions
+}
+
+TEST(CudaSampling, ARowHandedBackCarriesItsEdits) {
+  PAGODA_NEED_GPU();
+  std::unique_ptr<Backend> gpu = make_backend("cuda");
+  std::mt19937 rng(12);
+  const int64_t vocab = 1000;
+  std::vector<float> row = random_row(rng, vocab, 0);
+  row[777] = kInf;
+  std::vector<Case> cases;
+  std::vector<int32_t> ids;
+  const Tensor logits = edit_on_device(*gpu, rng, vocab, {row}, cases, ids);
+  EXPECT_EQ(ids[0], -1);
+  expect_rows_equal(*gpu, logits, cases, vocab);  // what the host samples with processors_applied
 }
 
 }  // namespace

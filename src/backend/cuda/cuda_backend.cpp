@@ -132,24 +132,39 @@ class CudaBackend final : public Backend {
 
   [[nodiscard]] bool can_sample() const override { return true; }
 
-  void sample(const Tensor& logits, std::span<const SampleRowSpec> rows, int32_t* ids) override {
+  void sample(const Tensor& logits, std::span<const SampleRowSpec> rows, std::span<const LogitEdit> edits,
+              int32_t* ids) override {
     forget_bf16_copy();
     require_f32(logits, "sample", "the logits");
     if (rows.empty()) return;
     const int64_t num_logit_rows = logits.ndim() == 0 ? 0 : logits.dim(0);
+    const int64_t vocab = logits.row_numel();
     args_.clear();
     for (const SampleRowSpec& r : rows) {
       if (r.logit_row < 0 || r.logit_row >= num_logit_rows) {
         fail("sample: logit row ", r.logit_row, " is outside the ", num_logit_rows, " rows");
       }
       if (r.greedy == 0 && !(r.temperature > 0.0f)) fail("sample: temperature must be > 0");
-      args_.push_back({r.logit_row, r.greedy, r.temperature, r.top_k, r.top_p, r.min_p, r.uniform});
+      if (r.edits_begin < 0 || r.edits_begin > r.edits_end || static_cast<size_t>(r.edits_end) > edits.size()) {
+        fail("sample: edits [", r.edits_begin, ", ", r.edits_end, ") are outside the ", edits.size(), " given");
+      }
+      args_.push_back({r.logit_row, r.greedy, r.temperature, r.top_k, r.top_p, r.min_p, r.uniform, r.edits_begin,
+                       r.edits_end, r.penalties});
+    }
+    // The kernel writes where the edits point: they must stay inside the row. (Distinct tokens
+    // per row are the caller's promise; a repeat would only race on that one logit.)
+    for (const LogitEdit& e : edits) {
+      if (e.token < 0 || e.token >= vocab) fail("sample: edit of token ", e.token, " is outside the vocabulary");
     }
     const auto n = static_cast<int64_t>(rows.size());
     if (sampled_ids_.empty() || sampled_ids_.numel() < n) sampled_ids_ = scratch(DType::I32, {n});
     const SampleRowArgs* dev_rows = mirror_.get(args_.data(), args_.size());
     {
       const OpProfile::Scope profile_scope(profile_, "sample");
+      if (!edits.empty()) {
+        cuda::edit_logits(logits.data<float>(), vocab, dev_rows, static_cast<int>(n),
+                          mirror_.get(edits.data(), edits.size()), stream_);
+      }
       cuda::sample(logits.data<float>(), logits.row_numel(), dev_rows, static_cast<int>(n),
                    sampled_ids_.data<int32_t>(), stream_);
     }

@@ -8,6 +8,8 @@
 #include <cstdint>
 #include <vector>
 
+#include "sample/logit_edit.h"
+
 namespace pagoda::cuda {
 
 // Elementwise (elementwise.cu). n counts elements.
@@ -175,7 +177,16 @@ struct SampleRowArgs {
   float top_p;
   float min_p;
   double uniform;
+  int32_t edits_begin;
+  int32_t edits_end;
+  RowPenalties penalties;
 };
+
+// Applies rows[r]'s edits edits[edits_begin, edits_end) to its logits row in place, with the
+// arithmetic of sample/logit_edits.cpp's apply_logit_edits (each step rounded on its own).
+// A row's edits name distinct tokens, within [0, vocab).
+void edit_logits(float* logits, int64_t vocab, const SampleRowArgs* rows, int num_rows, const LogitEdit* edits,
+                 cudaStream_t stream);
 
 // ids[r] = the token drawn for rows[r] from logits [*, vocab], or -1 when the row holds a
 // NaN or +inf logit or no finite one (the host sampler takes those).

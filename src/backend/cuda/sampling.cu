@@ -194,7 +194,37 @@ __global__ void sample_kernel(const float* logits, int64_t vocab, const SampleRo
   if (threadIdx.x == 0) ids[blockIdx.x] = chosen != INT_MAX ? chosen : last_survivor;
 }
 
+// apply_logit_edits's arithmetic (sample/logit_edits.cpp), with every step rounded on its
+// own: the _rn intrinsics are never contracted into a fused multiply-add.
+__device__ float edited_logit(float l, const LogitEdit& e, const RowPenalties& p) {
+  if (e.masked != 0) l = -INFINITY;
+  if (e.has_bias != 0) l = __fadd_rn(l, e.bias);
+  if (e.repeated != 0) l = l > 0.0f ? __fdiv_rn(l, p.repetition) : __fmul_rn(l, p.repetition);
+  if (e.output_count > 0) {
+    l = __fsub_rn(l, __fmul_rn(p.frequency, static_cast<float>(e.output_count)));
+    l = __fsub_rn(l, p.presence);
+  }
+  return l;
+}
+
+// One block per row; a row's edits name distinct tokens, so no two threads write one logit.
+__global__ void edit_logits_kernel(float* logits, int64_t vocab, const SampleRowArgs* rows, const LogitEdit* edits) {
+  const SampleRowArgs args = rows[blockIdx.x];
+  float* row = logits + static_cast<int64_t>(args.logit_row) * vocab;
+  for (int i = args.edits_begin + static_cast<int>(threadIdx.x); i < args.edits_end; i += blockDim.x) {
+    const LogitEdit e = edits[i];
+    row[e.token] = edited_logit(row[e.token], e, args.penalties);
+  }
+}
+
 }  // namespace
+
+void edit_logits(float* logits, int64_t vocab, const SampleRowArgs* rows, int num_rows, const LogitEdit* edits,
+                 cudaStream_t stream) {
+  if (num_rows <= 0) return;
+  edit_logits_kernel<<<static_cast<unsigned>(num_rows), 256, 0, stream>>>(logits, vocab, rows, edits);
+  check_launch("edit_logits");
+}
 
 void sample(const float* logits, int64_t vocab, const SampleRowArgs* rows, int num_rows, int32_t* ids,
             cudaStream_t stream) {

@@ -31,4 +31,26 @@ void Backend::split_rope_write_kv(const Tensor& qkv, const HeadNorms& norms, con
   write_kv(k_heads, v.reshape({n, c.kv_heads, c.head_dim}), k_cache, v_cache, meta);
 }
 
+void Backend::fused_matmul(const Tensor& x, const MatmulFusion& fusion, const Tensor& w, Tensor& out) {
+  const auto [n, m] = op_checks::fused_matmul_shape(x, fusion, w, out);
+  Tensor input = x;
+  if (fusion.norm != nullptr) {
+    input = scratch(DType::F32, x.shape());
+    rms_norm(x, *fusion.norm, fusion.eps, input);
+  }
+  const bool gated = fusion.gated != GatedActivation::None;
+  Tensor result = gated || fusion.accumulate ? scratch(DType::F32, {n, m}) : out;
+  matmul(input, w, result);
+  if (gated) {
+    Tensor activated = fusion.accumulate ? scratch(DType::F32, {n, m / 2}) : out;
+    if (fusion.gated == GatedActivation::Silu) {
+      silu_mul_stacked(result, activated);
+    } else {
+      gelu_mul_stacked(result, activated);
+    }
+    result = activated;
+  }
+  if (fusion.accumulate) add(out, result);
+}
+
 }  // namespace pagoda

@@ -72,6 +72,16 @@ struct SampleRowSpec {
   RowPenalties penalties;
 };
 
+// What fused_matmul does around its product.
+enum class GatedActivation { None, Silu, GeluTanh };
+struct MatmulFusion {
+  const Tensor* norm = nullptr;  // the product's input is rms_norm(x) with this weight ([k] F32)
+  float eps = 0.0f;              // and this epsilon
+  // w stacks a gate and an up projection ([2d, k]): out [n, d] = act(x . gate^T) * (x . up^T).
+  GatedActivation gated = GatedActivation::None;
+  bool accumulate = false;  // out += the result (the residual add), instead of out = it
+};
+
 class Backend {
  public:
   virtual ~Backend() = default;
@@ -149,17 +159,15 @@ class Backend {
   // out = x @ w^T. x: [n, k] F32; w: [m, k] any dtype (k whole blocks); out: [n, m] F32,
   // not aliasing x.
   virtual void matmul(const Tensor& x, const Tensor& w, Tensor& out) = 0;
+  // A block's matmul with the ops a decoder runs around it: out = (norm(x) or x) @ w^T, gated
+  // and accumulated as fusion says (MatmulFusion). x: [n, k] F32; w as for matmul; out: [n, m],
+  // or [n, m / 2] gated, not aliasing x. The default runs the ops one after the other; the
+  // CUDA backend fuses them into its decode GEMV, where each would be a kernel of its own.
+  virtual void fused_matmul(const Tensor& x, const MatmulFusion& fusion, const Tensor& w, Tensor& out);
   // x[i, :] += bias. x: [n, m]; bias: [m] F32.
   virtual void add_bias(Tensor& x, const Tensor& bias) = 0;
   // x += y, same shape.
   virtual void add(Tensor& x, const Tensor& y) = 0;
-  // x += delta, then out = rms_norm(x): the residual add that ends a block fused with the
-  // norm that starts the next (one pass over x instead of two). The same bits as add then
-  // rms_norm. out may be x.
-  virtual void add_rms_norm(Tensor& x, const Tensor& delta, const Tensor& weight, float eps, Tensor& out) {
-    add(x, delta);
-    rms_norm(x, weight, eps, out);
-  }
   // x *= s.
   virtual void scale(Tensor& x, float s) = 0;
   // x = cap * tanh(x / cap) (logit softcapping), cap > 0.

@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <span>
+#include <utility>
 
 #include "backend/backend.h"
 #include "core/error.h"
@@ -49,6 +50,32 @@ inline int64_t gated_stacked_width(const Tensor& gate_up, const Tensor& out, con
     fail(op, ": gate_up ", shape_string(gate_up.shape()), " is not [n, 2d] for out ", shape_string(out.shape()));
   }
   return out.dim(1);
+}
+
+// fused_matmul's operands: x [n, k] F32, w [m, k], out [n, m] F32 ([n, m / 2] gated, m
+// even), norm [k] F32. Returns {n, m}.
+inline std::pair<int64_t, int64_t> fused_matmul_shape(const Tensor& x, const MatmulFusion& fusion, const Tensor& w,
+                                                      const Tensor& out) {
+  require_f32(x, "fused_matmul", "x");
+  require_f32(out, "fused_matmul", "out");
+  if (x.ndim() != 2 || w.ndim() != 2 || x.dim(1) != w.dim(1)) {
+    fail("fused_matmul: x ", shape_string(x.shape()), " does not fit the weight ", shape_string(w.shape()));
+  }
+  const int64_t n = x.dim(0), m = w.dim(0);
+  const bool gated = fusion.gated != GatedActivation::None;
+  if (gated && m % 2 != 0) fail("fused_matmul: a gated weight stacks gate and up, so its ", m, " rows must be even");
+  const int64_t width = gated ? m / 2 : m;
+  if (out.ndim() != 2 || out.dim(0) != n || out.dim(1) != width) {
+    fail("fused_matmul: out ", shape_string(out.shape()), " is not [", n, ", ", width, "]");
+  }
+  if (fusion.norm != nullptr) {
+    require_f32(*fusion.norm, "fused_matmul", "the norm weight");
+    if (fusion.norm->numel() != x.dim(1)) {
+      fail("fused_matmul: the norm weight ", shape_string(fusion.norm->shape()), " does not fit x ",
+           shape_string(x.shape()));
+    }
+  }
+  return {n, m};
 }
 
 // x [n, sum of widths] and parts [n, width_i], all F32.

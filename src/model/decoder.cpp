@@ -125,22 +125,26 @@ Decoder::Decoder(const LoadedModel& loaded, Backend& backend,
   }
 }
 
-Tensor Decoder::queries_and_cache(int layer, const ForwardBatch& batch, KvCache& cache, const Tensor& h) {
+Tensor Decoder::queries_and_cache(int layer, const ForwardBatch& batch, KvCache& cache, const Tensor& x) {
   const ModelSpec& s = spec_;
   const LayerWeights& lw = layers_[static_cast<size_t>(layer)];
   const AttentionType& type = attention_types_[static_cast<size_t>(layer_type_[static_cast<size_t>(layer)])];
-  const int64_t n = h.dim(0);
+  const int64_t n = x.dim(0);
   const int64_t q_width = int64_t{s.num_heads} * s.head_dim, kv_width = int64_t{s.num_kv_heads} * s.head_dim;
   Tensor q = backend_.scratch(DType::F32, {n, s.num_heads, s.head_dim});
   if (lw.qkv != nullptr) {
     Tensor qkv = backend_.scratch(DType::F32, {n, q_width + 2 * kv_width});
-    backend_.matmul(h, *lw.qkv, qkv);
+    MatmulFusion normed_input;
+    normed_input.norm = lw.attn_norm;
+    normed_input.eps = s.rms_norm_eps;
+    backend_.fused_matmul(x, normed_input, *lw.qkv, qkv);
     if (lw.qkv_bias != nullptr) backend_.add_bias(qkv, *lw.qkv_bias);
     const HeadNorms norms{lw.q_norm, lw.k_norm, s.rms_norm_eps};
     backend_.split_rope_write_kv(qkv, norms, batch.positions.data(), type.rope, q, cache.k(layer), cache.v(layer),
                                  batch.attention);
     return q;
   }
+  const Tensor h = normed(x, *lw.attn_norm);
   Tensor q_rows = q.reshape({n, q_width});
   Tensor k = backend_.scratch(DType::F32, {n, kv_width});
   Tensor v = backend_.scratch(DType::F32, {n, kv_width});
@@ -166,60 +170,61 @@ Tensor Decoder::queries_and_cache(int layer, const ForwardBatch& batch, KvCache&
   return q;
 }
 
-Tensor Decoder::attention_block(int layer, const ForwardBatch& batch, KvCache& cache, const Tensor& h) {
+void Decoder::attention_block(int layer, const ForwardBatch& batch, KvCache& cache, Tensor& x) {
   const ModelSpec& s = spec_;
   const LayerWeights& lw = layers_[static_cast<size_t>(layer)];
   const AttentionType& type = attention_types_[static_cast<size_t>(layer_type_[static_cast<size_t>(layer)])];
-  const int64_t n = h.dim(0);
-  const Tensor q = queries_and_cache(layer, batch, cache, h);
+  const int64_t n = x.dim(0);
+  const Tensor q = queries_and_cache(layer, batch, cache, x);
   Tensor attn = backend_.scratch(DType::F32, {n, s.num_heads, s.head_dim});
   backend_.paged_attention(q, cache.k(layer), cache.v(layer), batch.attention, s.attention_scale(),
                            type.sliding_window, type.softcap, attn);
-  Tensor o = backend_.scratch(DType::F32, h.shape());
-  backend_.matmul(attn.reshape({n, int64_t{s.num_heads} * s.head_dim}), *lw.o, o);
-  if (lw.post_attention_norm != nullptr) backend_.rms_norm(o, *lw.post_attention_norm, s.rms_norm_eps, o);
-  return o;
+  add_projection(attn.reshape({n, int64_t{s.num_heads} * s.head_dim}), *lw.o, lw.post_attention_norm, x);
 }
 
-Tensor Decoder::mlp_block(int layer, const Tensor& h) {
+void Decoder::mlp_block(int layer, Tensor& x) {
   const ModelSpec& s = spec_;
   const LayerWeights& lw = layers_[static_cast<size_t>(layer)];
-  const int64_t n = h.dim(0);
-  Tensor gate = backend_.scratch(DType::F32, {n, s.intermediate_size});
+  const int64_t n = x.dim(0);
+  Tensor activated = backend_.scratch(DType::F32, {n, s.intermediate_size});
   const bool gelu = s.activation == Activation::GeluTanh;
   if (lw.gate_up != nullptr) {
-    Tensor gate_up = backend_.scratch(DType::F32, {n, 2 * s.intermediate_size});
-    backend_.matmul(h, *lw.gate_up, gate_up);
-    if (gelu) {
-      backend_.gelu_mul_stacked(gate_up, gate);
-    } else {
-      backend_.silu_mul_stacked(gate_up, gate);
-    }
+    MatmulFusion normed_gated;
+    normed_gated.norm = lw.ffn_norm;
+    normed_gated.eps = s.rms_norm_eps;
+    normed_gated.gated = gelu ? GatedActivation::GeluTanh : GatedActivation::Silu;
+    backend_.fused_matmul(x, normed_gated, *lw.gate_up, activated);
   } else {
+    const Tensor h = normed(x, *lw.ffn_norm);
     Tensor up = backend_.scratch(DType::F32, {n, s.intermediate_size});
-    backend_.matmul(h, *lw.gate, gate);
+    backend_.matmul(h, *lw.gate, activated);
     backend_.matmul(h, *lw.up, up);
     if (gelu) {
-      backend_.gelu_mul(gate, up, gate);
+      backend_.gelu_mul(activated, up, activated);
     } else {
-      backend_.silu_mul(gate, up, gate);
+      backend_.silu_mul(activated, up, activated);
     }
   }
-  Tensor down = backend_.scratch(DType::F32, h.shape());
-  backend_.matmul(gate, *lw.down, down);
-  if (lw.post_ffw_norm != nullptr) backend_.rms_norm(down, *lw.post_ffw_norm, s.rms_norm_eps, down);
-  return down;
+  add_projection(activated, *lw.down, lw.post_ffw_norm, x);
 }
 
-Tensor Decoder::residual_norm(Tensor& x, Tensor& pending, const Tensor& weight) {
+Tensor Decoder::normed(const Tensor& x, const Tensor& weight) {
   Tensor h = backend_.scratch(DType::F32, x.shape());
-  if (pending.empty()) {
-    backend_.rms_norm(x, weight, spec_.rms_norm_eps, h);
-  } else {
-    backend_.add_rms_norm(x, pending, weight, spec_.rms_norm_eps, h);
-    pending = Tensor();
-  }
+  backend_.rms_norm(x, weight, spec_.rms_norm_eps, h);
   return h;
+}
+
+void Decoder::add_projection(const Tensor& input, const Tensor& w, const Tensor* post_norm, Tensor& x) {
+  if (post_norm == nullptr) {
+    MatmulFusion residual_add;
+    residual_add.accumulate = true;
+    backend_.fused_matmul(input, residual_add, w, x);
+    return;
+  }
+  Tensor projected = backend_.scratch(DType::F32, x.shape());
+  backend_.matmul(input, w, projected);
+  backend_.rms_norm(projected, *post_norm, spec_.rms_norm_eps, projected);
+  backend_.add(x, projected);
 }
 
 Tensor Decoder::forward(const ForwardBatch& batch, KvCache& cache) {
@@ -231,16 +236,13 @@ Tensor Decoder::forward(const ForwardBatch& batch, KvCache& cache) {
     if (id < 0 || id >= s.vocab_size) fail("token id ", id, " outside the vocabulary of ", s.vocab_size);
   }
 
-  Tensor x = backend_.scratch(DType::F32, {n, s.hidden_size});
+  Tensor x = backend_.scratch(DType::F32, {n, s.hidden_size});  // the residual stream
   backend_.embedding(*token_embd_, batch.token_ids.data(), n, x);
   if (s.embed_scale) backend_.scale(x, std::sqrt(static_cast<float>(s.hidden_size)));
-  Tensor pending;  // the last block's output, added into x with the next norm
   for (int l = 0; l < s.num_layers; ++l) {
-    const LayerWeights& lw = layers_[static_cast<size_t>(l)];
-    pending = attention_block(l, batch, cache, residual_norm(x, pending, *lw.attn_norm));
-    pending = mlp_block(l, residual_norm(x, pending, *lw.ffn_norm));
+    attention_block(l, batch, cache, x);
+    mlp_block(l, x);
   }
-  backend_.add(x, pending);
 
   // Only the rows whose logits are wanted go through the final norm and the vocabulary
   // projection (for a prefill that is usually one row of many). embedding() gathers rows.

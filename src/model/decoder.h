@@ -56,19 +56,22 @@ class Decoder : public Model {
   [[nodiscard]] int stacked_weights() const { return stacked_weights_; }
 
  private:
-  // The blocks take their normed input h and return what they add to the residual stream x;
-  // the add is fused with the next block's norm (residual_norm).
-  [[nodiscard]] Tensor attention_block(int layer, const ForwardBatch& batch, KvCache& cache, const Tensor& h);
-  [[nodiscard]] Tensor mlp_block(int layer, const Tensor& h);
-  // x += pending (when it is set; it is cleared), then the norm of x by weight.
-  [[nodiscard]] Tensor residual_norm(Tensor& x, Tensor& pending, const Tensor& weight);
+  // Each block adds its output to the residual stream x ([n, hidden]); it norms x itself, in
+  // its first matmul where that matmul alone reads the normed x (Backend::fused_matmul), and
+  // adds in its last matmul where no norm follows it (sandwich norms: Gemma).
+  void attention_block(int layer, const ForwardBatch& batch, KvCache& cache, Tensor& x);
+  void mlp_block(int layer, Tensor& x);
+  // rms_norm(x) by weight, in a new tensor.
+  [[nodiscard]] Tensor normed(const Tensor& x, const Tensor& weight);
+  // x += input @ w^T, normed by post_norm (may be null) before the add.
+  void add_projection(const Tensor& input, const Tensor& w, const Tensor* post_norm, Tensor& x);
   // upload(host), kept alive here; when the backend copies, the host pages behind host are
   // released (a GPU run would otherwise hold the whole checkpoint resident).
   [[nodiscard]] const Tensor& uploaded(const Tensor& host, const WeightMap& weights);
   [[nodiscard]] const Tensor* uploaded_stacked(std::span<const Tensor* const> parts, const WeightMap& weights);
-  // The rotated queries [n, heads, head_dim] of h ([n, hidden], normed); the layer's keys
-  // and values go into the cache.
-  [[nodiscard]] Tensor queries_and_cache(int layer, const ForwardBatch& batch, KvCache& cache, const Tensor& h);
+  // The rotated queries [n, heads, head_dim] of the layer's attention norm of x; the layer's
+  // keys and values go into the cache.
+  [[nodiscard]] Tensor queries_and_cache(int layer, const ForwardBatch& batch, KvCache& cache, const Tensor& x);
 
   const ModelSpec& spec_;
   Backend& backend_;

@@ -1,6 +1,6 @@
-// The CUDA backend's fused ops against what they stand for: add_rms_norm against add then
-// rms_norm (the same bits), split_rope_write_kv against the composition of split_columns,
-// the per-head norms, rope and write_kv (Backend's default, on the GPU and on the CPU).
+// The CUDA backend's fused ops against what they stand for: split_rope_write_kv against the
+// composition of split_columns, the per-head norms, rope and write_kv (Backend's default, on
+// the GPU and on the CPU). (fused_matmul: cuda_fused_matmul_test.cpp.)
 // Skipped where no GPU is visible.
 #include <gtest/gtest.h>
 
@@ -17,36 +17,6 @@ namespace pagoda {
 namespace {
 
 using namespace test;
-
-TEST(CudaFusedOps, AddRmsNormIsAddThenRmsNorm) {
-  PAGODA_NEED_GPU();
-  auto& [cpu, gpu] = backends();
-  std::mt19937 rng(21);
-  for (const int64_t dim : {6, 576, 4096, 5000, 12288}) {  // register paths and the strided loop
-    const int64_t rows = 5;
-    const auto x = random_values(rng, size_t(rows * dim), 3.0f);
-    const auto delta = random_values(rng, size_t(rows * dim));
-    const auto w = random_values(rng, size_t(dim));
-    const Tensor wg = gpu->upload(Tensor::view(DType::F32, {dim}, w.data()));
-    const Tensor dg = on(*gpu, delta, {rows, dim});
-    Tensor fused_x = on(*gpu, x, {rows, dim}), fused_out = gpu->alloc(DType::F32, {rows, dim});
-    gpu->add_rms_norm(fused_x, dg, wg, 1e-6f, fused_out);
-    Tensor plain_x = on(*gpu, x, {rows, dim}), plain_out = gpu->alloc(DType::F32, {rows, dim});
-    gpu->add(plain_x, dg);
-    gpu->rms_norm(plain_x, wg, 1e-6f, plain_out);
-    EXPECT_EQ(back(*gpu, fused_x), back(*gpu, plain_x)) << "dim " << dim;
-    EXPECT_EQ(back(*gpu, fused_out), back(*gpu, plain_out)) << "dim " << dim;
-
-    const Tensor wc = cpu->upload(Tensor::view(DType::F32, {dim}, w.data()));
-    Tensor xc = on(*cpu, x, {rows, dim}), oc = cpu->alloc(DType::F32, {rows, dim});
-    cpu->add_rms_norm(xc, on(*cpu, delta, {rows, dim}), wc, 1e-6f, oc);
-    EXPECT_LT(relative_error(back(*gpu, fused_out), back(*cpu, oc)), 1e-6) << "dim " << dim;
-
-    Tensor in_place = on(*gpu, x, {rows, dim});
-    gpu->add_rms_norm(in_place, dg, wg, 1e-6f, in_place);
-    EXPECT_EQ(back(*gpu, in_place), back(*gpu, plain_out)) << "in place, dim " << dim;
-  }
-}
 
 // Llama (no head norms), Qwen3 (q_norm / k_norm), GPT-J's interleaved rotation, a partial
 // rotation with an attention factor, head_dim 64 to 256; F32 caches (read back and compared)

@@ -11,6 +11,7 @@
 #include "backend/cpu/cpu_backend.h"
 #include "backend/cpu/dequant.h"
 #include "backend_test_util.h"
+#include "fused_matmul_reference.h"
 #include "core/error.h"
 
 namespace pagoda {
@@ -66,42 +67,46 @@ TEST_F(CpuOps, RmsNorm) {
   expect_close(fetch(*backend_, xt), ref, 4 * kRel, 0, "rms_norm in place");
 }
 
-// The fused residual add + norm: x + delta against a double reference, then the same bits as
-// add followed by rms_norm (what it stands for), in place and not.
-TEST_F(CpuOps, AddRmsNormIsAddThenRmsNorm) {
-  const int64_t rows = 6, dim = 576;
-  const std::vector<float> x = test::random_floats(rng_, rows * dim, 3.0f);
-  const std::vector<float> delta = test::random_floats(rng_, rows * dim);
-  const std::vector<float> w = test::random_floats(rng_, dim);
-  std::vector<double> ref(x.size());
-  for (int64_t r = 0; r < rows; ++r) {
-    double ss = 0;
-    for (int64_t i = 0; i < dim; ++i) {
-      const double v = static_cast<float>(x[r * dim + i] + delta[r * dim + i]);
-      ss += v * v;
+// fused_matmul (Backend's default: the ops one after the other) against the double
+// reference for each fusion, then its operand checks.
+TEST_F(CpuOps, FusedMatmulNormsGatesAndAccumulates) {
+  const int64_t n = 3, k = 96, m = 40;
+  const std::vector<float> x = test::random_floats(rng_, n * k, 2.0f);
+  const std::vector<float> w = test::random_floats(rng_, m * k, 0.2f);
+  const std::vector<float> norm = test::random_floats(rng_, k);
+  const Tensor xt = make(*backend_, x, {n, k}), wt = make(*backend_, w, {m, k}), nt = make(*backend_, norm, {k});
+  for (const bool with_norm : {false, true}) {
+    for (const GatedActivation gated : {GatedActivation::None, GatedActivation::Silu, GatedActivation::GeluTanh}) {
+      for (const bool accumulate : {false, true}) {
+        test::FusedMatmulCase c{n, k, m, with_norm ? &norm : nullptr, 1e-5f, gated, accumulate};
+        const int64_t width = gated == GatedActivation::None ? m : m / 2;
+        const std::vector<float> start = test::random_floats(rng_, n * width);
+        Tensor out = make(*backend_, start, {n, width});
+        MatmulFusion f;
+        f.norm = with_norm ? &nt : nullptr;
+        f.eps = 1e-5f;
+        f.gated = gated;
+        f.accumulate = accumulate;
+        backend_->fused_matmul(xt, f, wt, out);
+        EXPECT_LT(test::relative_error_to(fetch(*backend_, out), test::fused_matmul_reference(c, x, w, start)), 1e-5)
+            << "norm " << with_norm << " gated " << int(gated) << " accumulate " << accumulate;
+      }
     }
-    const double inv = 1.0 / std::sqrt(ss / dim + 1e-5);
-    for (int64_t i = 0; i < dim; ++i) ref[r * dim + i] = static_cast<float>(x[r * dim + i] + delta[r * dim + i]) * inv * w[i];
   }
-  const Tensor wt = make(*backend_, w, {dim});
-  const Tensor dt = make(*backend_, delta, {rows, dim});
-  Tensor fused_x = make(*backend_, x, {rows, dim});
-  Tensor fused_out = backend_->alloc(DType::F32, {rows, dim});
-  backend_->add_rms_norm(fused_x, dt, wt, 1e-5f, fused_out);
-  expect_close(fetch(*backend_, fused_out), ref, 4 * kRel, 0, "add_rms_norm");
-
-  Tensor plain_x = make(*backend_, x, {rows, dim});
-  Tensor plain_out = backend_->alloc(DType::F32, {rows, dim});
-  backend_->add(plain_x, dt);
-  backend_->rms_norm(plain_x, wt, 1e-5f, plain_out);
-  EXPECT_EQ(fetch(*backend_, fused_x), fetch(*backend_, plain_x));
-  EXPECT_EQ(fetch(*backend_, fused_out), fetch(*backend_, plain_out));
-
-  Tensor in_place = make(*backend_, x, {rows, dim});
-  backend_->add_rms_norm(in_place, dt, wt, 1e-5f, in_place);
-  EXPECT_EQ(fetch(*backend_, in_place), fetch(*backend_, plain_out));
-  Tensor wrong = backend_->alloc(DType::F32, {rows - 1, dim});
-  EXPECT_THROW(backend_->add_rms_norm(in_place, wrong, wt, 1e-5f, in_place), Error);
+  MatmulFusion gated;
+  gated.gated = GatedActivation::Silu;
+  Tensor half = backend_->alloc(DType::F32, {n, m / 2}), full = backend_->alloc(DType::F32, {n, m});
+  EXPECT_THROW(backend_->fused_matmul(xt, gated, wt, full), Error);  // a gated out is [n, m / 2]
+  const Tensor odd = make(*backend_, std::vector<float>(size_t((m - 1) * k), 0.1f), {m - 1, k});
+  Tensor odd_out = backend_->alloc(DType::F32, {n, (m - 1) / 2});
+  EXPECT_THROW(backend_->fused_matmul(xt, gated, odd, odd_out), Error);  // gate and up need even rows
+  MatmulFusion bad_norm;
+  const Tensor short_norm = make(*backend_, std::vector<float>(size_t(k - 1), 1.0f), {k - 1});
+  bad_norm.norm = &short_norm;
+  EXPECT_THROW(backend_->fused_matmul(xt, bad_norm, wt, full), Error);
+  const Tensor narrow = make(*backend_, std::vector<float>(size_t(m * (k - 8)), 0.1f), {m, k - 8});
+  EXPECT_THROW(backend_->fused_matmul(xt, MatmulFusion{}, narrow, full), Error);
+  backend_->fused_matmul(xt, gated, wt, half);  // and the right shapes still work
 }
 
 TEST_F(CpuOps, AddBiasAddScale) {

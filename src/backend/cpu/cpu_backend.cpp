@@ -86,16 +86,6 @@ class CpuBackend final : public Backend {
     cpu::rms_norm(pool_, x.data<float>(), weight.data<float>(), rows, weight.numel(), eps, out.data<float>());
   }
 
-  void add_rms_norm(Tensor& x, const Tensor& delta, const Tensor& weight, float eps, Tensor& out) override {
-    const int64_t rows = rows_of(x, weight, "add_rms_norm", "weight");
-    require_f32(delta, "add_rms_norm", "delta");
-    require_f32(out, "add_rms_norm", "out");
-    require_same(x, delta, "add_rms_norm");
-    require_same(x, out, "add_rms_norm");
-    cpu::add_rms_norm(pool_, x.data<float>(), delta.data<float>(), weight.data<float>(), rows, weight.numel(), eps,
-                      out.data<float>());
-  }
-
   void matmul(const Tensor& x, const Tensor& w, Tensor& out) override {
     const auto [n, k, m] = matmul_shape(x, w, out);
     if (w.dtype() == DType::I32) fail("matmul: I32 weights are not supported");

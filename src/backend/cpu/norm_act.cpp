@@ -40,17 +40,6 @@ void rms_norm(ThreadPool& pool, const float* x, const float* w, int64_t rows, in
   });
 }
 
-void add_rms_norm(ThreadPool& pool, float* x, const float* delta, const float* w, int64_t rows, int64_t dim,
-                  float eps, float* out) {
-  pool.parallel_for(rows, [&](int64_t begin, int64_t end) {
-    for (int64_t r = begin; r < end; ++r) {
-      float* xr = x + r * dim;
-      for (int64_t i = 0; i < dim; ++i) xr[i] += delta[r * dim + i];
-      rms_norm_row(xr, w, dim, eps, out + r * dim);
-    }
-  });
-}
-
 void add_bias(ThreadPool& pool, float* x, const float* bias, int64_t rows, int64_t dim) {
   pool.parallel_for(rows, [&](int64_t begin, int64_t end) {
     for (int64_t r = begin; r < end; ++r) {

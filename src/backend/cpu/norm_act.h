@@ -12,9 +12,6 @@ namespace pagoda::cpu {
 // rounded to f32, as torch's f32 mean of a row is (near) correctly rounded. out may be x.
 void rms_norm(ThreadPool& pool, const float* x, const float* w, int64_t rows, int64_t dim, float eps,
               float* out);
-// x += delta, then out = rms_norm(x), row by row (one pass instead of two). out may be x.
-void add_rms_norm(ThreadPool& pool, float* x, const float* delta, const float* w, int64_t rows, int64_t dim,
-                  float eps, float* out);
 // x[r, :] += bias for each of rows rows.
 void add_bias(ThreadPool& pool, float* x, const float* bias, int64_t rows, int64_t dim);
 void add(ThreadPool& pool, float* x, const float* y, int64_t n);

@@ -271,38 +271,45 @@ class CudaBackend final : public Backend {
                    bf16_copy_of(out), stream_);
   }
 
-  void add_rms_norm(Tensor& x, const Tensor& delta, const Tensor& weight, float eps, Tensor& out) override {
-    const OpProfile::Scope profile_scope(profile_, "add_rms_norm");
-    forget_bf16_copy();
-    const int64_t rows = rows_of(x, weight, "add_rms_norm", "weight");
-    require_f32(delta, "add_rms_norm", "delta");
-    require_f32(out, "add_rms_norm", "out");
-    require_same(x, delta, "add_rms_norm");
-    require_same(x, out, "add_rms_norm");
-    cuda::add_rms_norm(x.data<float>(), delta.data<float>(), weight.data<float>(), eps, rows, weight.numel(),
-                       out.data<float>(), bf16_copy_of(out), stream_);
-  }
-
   void matmul(const Tensor& x, const Tensor& w, Tensor& out) override {
-    const std::string profile_name = profile_.enabled() ? "matmul [" + std::to_string(w.ndim() == 2 ? w.dim(0) : 0) + " x " + std::to_string(w.ndim() == 2 ? w.dim(1) : 0) + "]" : std::string();
-    const OpProfile::Scope profile_scope(profile_, profile_name.c_str());
+    const OpProfile::Scope profile_scope(profile_, matmul_profile_name("matmul", w).c_str());
     const auto [n, k, m] = matmul_shape(x, w, out);
     require_dtype(w, DType::BF16, "matmul (CUDA)", "the weight (upload() it)");
-    // Consecutive matmuls of one input (q, k, v; gate, up) convert it once.
-    if (bf16_source_ != x.raw() || bf16_source_numel_ != n * k) {
-      to_bf16(x.data<float>(), bf16_buffer(n * k), n * k, stream_);
-      bf16_source_ = x.raw();
-      bf16_source_numel_ = n * k;
+    product(x, n, k, w, m, out, false);
+  }
+
+  // Decode-sized rows (gemv_fused_fits) run the norm, the gate and the residual add inside
+  // the GEMV; other shapes run the composition, with the residual add in cuBLASLt's epilogue.
+  void fused_matmul(const Tensor& x, const MatmulFusion& fusion, const Tensor& w, Tensor& out) override {
+    const OpProfile::Scope profile_scope(profile_, matmul_profile_name("fused_matmul", w).c_str());
+    const auto [n, m] = op_checks::fused_matmul_shape(x, fusion, w, out);
+    require_dtype(w, DType::BF16, "fused_matmul (CUDA)", "the weight (upload() it)");
+    const int64_t k = x.dim(1);
+    const bool gated = fusion.gated != GatedActivation::None;
+    if (fusion.norm == nullptr && !gated) {
+      product(x, n, k, w, m, out, fusion.accumulate);
+      return;
     }
-    // Batch-invariant mode keeps one GEMM algorithm for every n (gemm.h).
-    if (!batch_invariant_ && cuda::gemv_fits(bf16_.data<__nv_bfloat16>(), n, k, w.data<__nv_bfloat16>())) {
-      cuda::gemv(bf16_.data<__nv_bfloat16>(), n, k, w.data<__nv_bfloat16>(), m, out.data<float>(), stream_);
-    } else {
-      gemm_.run(bf16_.data<__nv_bfloat16>(), n, k, w.data<__nv_bfloat16>(), m, out.data<float>());
+    cuda::GemvFusion f;
+    if (fusion.norm != nullptr) {
+      f.x_f32 = x.data<float>();
+      f.norm_weight = fusion.norm->data<float>();
+      f.eps = fusion.eps;
     }
-    const auto* o = static_cast<const uint8_t*>(out.raw());
-    const auto* src = static_cast<const uint8_t*>(bf16_source_);
-    if (o < src + n * k * 4 && src < o + out.nbytes()) forget_bf16_copy();
+    if (gated) f.gate = fusion.gated == GatedActivation::Silu ? cuda::GemvGate::Silu : cuda::GemvGate::Gelu;
+    f.accumulate = fusion.accumulate;
+    // (Batch-invariant mode keeps one GEMM algorithm for every n: gemm.h.)
+    if (batch_invariant_ || !cuda::gemv_fused_fits(n, k, w.data<__nv_bfloat16>(), m, f)) {
+      Backend::fused_matmul(x, fusion, w, out);
+      return;
+    }
+    if (fusion.norm == nullptr) {
+      f.x = bf16_input(x, n * k);  // the kernel reads the BF16 buffer: it cannot also write out's copy
+    } else if (gated) {
+      f.out_bf16 = bf16_copy_of(out);  // the down projection's input
+    }
+    cuda::gemv_fused(n, k, w.data<__nv_bfloat16>(), m, out.data<float>(), f, stream_);
+    if (f.out_bf16 == nullptr) forget_bf16_copy_if_overwritten(out);
   }
 
   void add_bias(Tensor& x, const Tensor& bias) override {
@@ -534,6 +541,48 @@ class CudaBackend final : public Backend {
   void forget_bf16_copy() { bf16_source_ = nullptr; }
   // For ops whose output usually feeds a matmul next (norms, gated activations): where they
   // write the BF16 copy of out along with out itself.
+  // out (+)= x @ w^T: the GEMV for decode-sized n, else cuBLASLt.
+  void product(const Tensor& x, int64_t n, int64_t k, const Tensor& w, int64_t m, Tensor& out, bool accumulate) {
+    const __nv_bfloat16* xb = bf16_input(x, n * k);
+    if (!batch_invariant_ && cuda::gemv_fits(xb, n, k, w.data<__nv_bfloat16>())) {
+      if (accumulate) {
+        cuda::GemvFusion f;
+        f.x = xb;
+        f.accumulate = true;
+        cuda::gemv_fused(n, k, w.data<__nv_bfloat16>(), m, out.data<float>(), f, stream_);
+      } else {
+        cuda::gemv(xb, n, k, w.data<__nv_bfloat16>(), m, out.data<float>(), stream_);
+      }
+    } else {
+      gemm_.run(xb, n, k, w.data<__nv_bfloat16>(), m, out.data<float>(), accumulate);
+    }
+    forget_bf16_copy_if_overwritten(out);
+  }
+
+  // x's BF16 copy (numel elements): consecutive matmuls of one input (q, k, v; gate, up)
+  // convert it once.
+  const __nv_bfloat16* bf16_input(const Tensor& x, int64_t numel) {
+    if (bf16_source_ != x.raw() || bf16_source_numel_ != numel) {
+      to_bf16(x.data<float>(), bf16_buffer(numel), numel, stream_);
+      remember_bf16_copy(x);
+      bf16_source_numel_ = numel;
+    }
+    return bf16_.data<__nv_bfloat16>();
+  }
+
+  // After an op wrote out: a BF16 copy of memory it overlaps is stale.
+  void forget_bf16_copy_if_overwritten(const Tensor& out) {
+    const auto* o = static_cast<const uint8_t*>(out.raw());
+    const auto* src = static_cast<const uint8_t*>(bf16_source_);
+    if (src != nullptr && o < src + bf16_source_numel_ * 4 && src < o + out.nbytes()) forget_bf16_copy();
+  }
+
+  [[nodiscard]] std::string matmul_profile_name(const char* op, const Tensor& w) const {
+    if (!profile_.enabled()) return {};
+    return std::string(op) + " [" + std::to_string(w.ndim() == 2 ? w.dim(0) : 0) + " x " +
+           std::to_string(w.ndim() == 2 ? w.dim(1) : 0) + "]";
+  }
+
   __nv_bfloat16* bf16_copy_of(const Tensor& out) {
     __nv_bfloat16* copy = bf16_buffer(out.numel());
     remember_bf16_copy(out);

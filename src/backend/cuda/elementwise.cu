@@ -3,6 +3,7 @@
 #include <cstdint>
 #include <type_traits>
 
+#include "backend/cuda/activations.cuh"
 #include "backend/cuda/cuda_check.h"
 #include "backend/cuda/kernels.h"
 #include "backend/cuda/pdl.h"
@@ -29,14 +30,6 @@ template <class F>
 void launch(int64_t n, cudaStream_t stream, const char* name, F f) {
   if (n <= 0) return;
   launch_pdl(for_each<F>, dim3(blocks_for(n)), dim3(kThreads), 0, stream, name, n, f);
-}
-
-// The gated activations: act(gate) * up; gelu is the tanh approximation.
-__device__ float silu_times(float g, float u) { return g / (1.0f + expf(-g)) * u; }
-
-__device__ float gelu_times(float g, float u) {
-  const float inner = 0.7978845608028654f * (g + 0.044715f * g * g * g);  // sqrt(2/pi)
-  return 0.5f * g * (1.0f + tanhf(inner)) * u;
 }
 
 }  // namespace

@@ -91,10 +91,11 @@ LtGemm::Plan& LtGemm::plan(int64_t n, int64_t k, int64_t m) {
   return plans_.emplace(key, p).first->second;
 }
 
-void LtGemm::run(const __nv_bfloat16* x, int64_t n, int64_t k, const __nv_bfloat16* w, int64_t m, float* out) {
+void LtGemm::run(const __nv_bfloat16* x, int64_t n, int64_t k, const __nv_bfloat16* w, int64_t m, float* out,
+                 bool accumulate) {
   if (n <= 0 || m <= 0) return;
   Plan& p = plan(n, k, m);
-  const float alpha = 1.0f, beta = 0.0f;
+  const float alpha = 1.0f, beta = accumulate ? 1.0f : 0.0f;
   check(cublasLtMatmul(handle_, p.op, &alpha, w, p.a, x, p.b, &beta, out, p.c, out, p.c, &p.algo, workspace_,
                        workspace_bytes_, stream_),
         "cublasLtMatmul");

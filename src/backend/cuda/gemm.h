@@ -24,7 +24,9 @@ class LtGemm {
   LtGemm(const LtGemm&) = delete;
   LtGemm& operator=(const LtGemm&) = delete;
 
-  void run(const __nv_bfloat16* x, int64_t n, int64_t k, const __nv_bfloat16* w, int64_t m, float* out);
+  // accumulate: out += the product (beta = 1) instead of out = it.
+  void run(const __nv_bfloat16* x, int64_t n, int64_t k, const __nv_bfloat16* w, int64_t m, float* out,
+           bool accumulate = false);
 
  private:
   struct Plan {

@@ -57,12 +57,29 @@ GemvConfig gemv_config(int64_t n, int64_t m);
 void gemv_with(const GemvConfig& config, const __nv_bfloat16* x, int64_t n, int64_t k, const __nv_bfloat16* w,
                int64_t m, float* out, cudaStream_t stream);
 
+// The same GEMV with the ops around a decode step's matmuls taken in (gemv.cu): with
+// norm_weight, x is rms_norm(x_f32) (F32 [n, k]) rather than x; with a gate, w stacks gate and
+// up rows ([m, k], m even) and out [n, m / 2] = act(x . gate^T) * (x . up^T), out_bf16 (may be
+// null) receiving a BF16 copy; with accumulate, out += the result. Fits (gemv_fused_fits)
+// where gemv does, the normed rows in kMaxGemvNormedBytes of shared memory, m even if gated.
+enum class GemvGate { None, Silu, Gelu };
+struct GemvFusion {
+  const __nv_bfloat16* x = nullptr;  // [n, k], without norm_weight
+  const float* x_f32 = nullptr;      // [n, k], with norm_weight
+  const float* norm_weight = nullptr;
+  float eps = 0.0f;
+  GemvGate gate = GemvGate::None;
+  __nv_bfloat16* out_bf16 = nullptr;
+  bool accumulate = false;
+};
+constexpr int64_t kMaxGemvNormedBytes = 48 * 1024;
+bool gemv_fused_fits(int64_t n, int64_t k, const __nv_bfloat16* w, int64_t m, const GemvFusion& fusion);
+void gemv_fused(int64_t n, int64_t k, const __nv_bfloat16* w, int64_t m, float* out, const GemvFusion& fusion,
+                cudaStream_t stream);
+
 // out = x / rms(x) * weight per row (norm.cu); out may be x; out_bf16 as for silu_mul.
 void rms_norm(const float* x, const float* weight, float eps, int64_t rows, int64_t dim, float* out,
               __nv_bfloat16* out_bf16, cudaStream_t stream);
-// x += delta, then the same (the same bits as add then rms_norm); out may be x.
-void add_rms_norm(float* x, const float* delta, const float* weight, float eps, int64_t rows, int64_t dim, float* out,
-                  __nv_bfloat16* out_bf16, cudaStream_t stream);
 
 // Rotates x [tokens, heads, head_dim] in place (rope.cu); inv_freq has rot_dim / 2 entries.
 void rope(float* x, int64_t tokens, int64_t heads, int64_t head_dim, const int32_t* positions,

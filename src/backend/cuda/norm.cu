@@ -1,6 +1,5 @@
-// RMSNorm: one block per row, the sum of squares reduced in F32 through warp shuffles.
-// With a residual delta (add_rms_norm) the row is x + delta, written back to x_sum first:
-// the residual add that ends a block and the norm that starts the next in one pass.
+// RMSNorm: one block per row, the sum of squares reduced in F32 through warp shuffles. (A
+// decode step's norms of the residual stream run inside the GEMV that follows them: gemv.cu.)
 #include <cstdint>
 
 #include "backend/cuda/cuda_check.h"
@@ -25,20 +24,12 @@ __device__ float block_sum(float v) {
 }
 
 // out_bf16 (may be null) receives a BF16 copy of out: the next matmul's input.
-// delta (may be null): the row is x + delta, stored to x_sum (which may be x) before use;
-// each thread rereads only the elements it stored.
-__global__ void rms_norm_kernel(const float* x, const float* delta, float* x_sum, const float* weight, float eps,
-                                int64_t dim, float* out, __nv_bfloat16* out_bf16) {
+__global__ void rms_norm_kernel(const float* x, const float* weight, float eps, int64_t dim, float* out,
+                                __nv_bfloat16* out_bf16) {
   pdl_launch_dependents();
   pdl_wait();
   const float* row = x + blockIdx.x * dim;
   float* dst = out + blockIdx.x * dim;
-  if (delta != nullptr) {
-    const float* d = delta + blockIdx.x * dim;
-    float* s = x_sum + blockIdx.x * dim;
-    for (int64_t i = threadIdx.x; i < dim; i += kThreads) s[i] = row[i] + d[i];
-    row = s;
-  }
   float sum = 0.0f;
   for (int64_t i = threadIdx.x; i < dim; i += kThreads) sum += row[i] * row[i];
   const float inv = rsqrtf(block_sum(sum) / static_cast<float>(dim) + eps);
@@ -54,8 +45,8 @@ __global__ void rms_norm_kernel(const float* x, const float* delta, float* x_sum
 // second pass. A decode step's norms are single rows, where the strided loop above waits
 // for one load after another.
 template <int kVecs>
-__global__ void rms_norm_registers_kernel(const float* x, const float* delta, float* x_sum, const float* weight,
-                                          float eps, int64_t dim, float* out, __nv_bfloat16* out_bf16) {
+__global__ void rms_norm_registers_kernel(const float* x, const float* weight, float eps, int64_t dim, float* out,
+                                          __nv_bfloat16* out_bf16) {
   pdl_launch_dependents();
   pdl_wait();
   const int64_t groups = dim / 4;
@@ -66,11 +57,6 @@ __global__ void rms_norm_registers_kernel(const float* x, const float* delta, fl
   for (int u = 0; u < kVecs; ++u) {
     const int64_t g = threadIdx.x + int64_t{u} * kThreads;
     v[u] = g < groups ? row[g] : make_float4(0, 0, 0, 0);
-    if (delta != nullptr && g < groups) {
-      const float4 d = reinterpret_cast<const float4*>(delta + blockIdx.x * dim)[g];
-      v[u] = make_float4(v[u].x + d.x, v[u].y + d.y, v[u].z + d.z, v[u].w + d.w);
-      reinterpret_cast<float4*>(x_sum + blockIdx.x * dim)[g] = v[u];
-    }
     sum += v[u].x * v[u].x + v[u].y * v[u].y + v[u].z * v[u].z + v[u].w * v[u].w;
   }
   const float inv = rsqrtf(block_sum(sum) / static_cast<float>(dim) + eps);
@@ -95,17 +81,13 @@ bool aligned16(const void* p) { return reinterpret_cast<uintptr_t>(p) % 16 == 0;
 
 }  // namespace
 
-namespace {
-
-void launch_rms_norm(const float* x, const float* delta, float* x_sum, const float* weight, float eps, int64_t rows,
-                     int64_t dim, float* out, __nv_bfloat16* out_bf16, cudaStream_t stream) {
+void rms_norm(const float* x, const float* weight, float eps, int64_t rows, int64_t dim, float* out,
+              __nv_bfloat16* out_bf16, cudaStream_t stream) {
   if (rows <= 0) return;
   const unsigned grid = static_cast<unsigned>(rows);
-  const bool vec = dim % 4 == 0 && aligned16(x) && aligned16(delta) && aligned16(x_sum) && aligned16(weight) &&
-                   aligned16(out) && aligned16(out_bf16);
-  const char* name = delta != nullptr ? "add_rms_norm" : "rms_norm";
+  const bool vec = dim % 4 == 0 && aligned16(x) && aligned16(weight) && aligned16(out) && aligned16(out_bf16);
   const auto registers = [&](auto kernel) {
-    launch_pdl(kernel, dim3(grid), dim3(kThreads), 0, stream, name, x, delta, x_sum, weight, eps, dim, out, out_bf16);
+    launch_pdl(kernel, dim3(grid), dim3(kThreads), 0, stream, "rms_norm", x, weight, eps, dim, out, out_bf16);
   };
   if (vec && dim <= kThreads * 4 * 1) {
     registers(rms_norm_registers_kernel<1>);
@@ -116,21 +98,8 @@ void launch_rms_norm(const float* x, const float* delta, float* x_sum, const flo
   } else if (vec && dim <= kThreads * 4 * 8) {
     registers(rms_norm_registers_kernel<8>);
   } else {
-    launch_pdl(rms_norm_kernel, dim3(grid), dim3(kThreads), 0, stream, name, x, delta, x_sum, weight, eps, dim, out,
-               out_bf16);
+    launch_pdl(rms_norm_kernel, dim3(grid), dim3(kThreads), 0, stream, "rms_norm", x, weight, eps, dim, out, out_bf16);
   }
-}
-
-}  // namespace
-
-void rms_norm(const float* x, const float* weight, float eps, int64_t rows, int64_t dim, float* out,
-              __nv_bfloat16* out_bf16, cudaStream_t stream) {
-  launch_rms_norm(x, nullptr, nullptr, weight, eps, rows, dim, out, out_bf16, stream);
-}
-
-void add_rms_norm(float* x, const float* delta, const float* weight, float eps, int64_t rows, int64_t dim, float* out,
-                  __nv_bfloat16* out_bf16, cudaStream_t stream) {
-  launch_rms_norm(x, delta, x, weight, eps, rows, dim, out, out_bf16, stream);
 }
 
 }  // namespace pagoda::cuda

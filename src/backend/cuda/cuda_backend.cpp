@@ -158,6 +158,12 @@ class CudaBackend final : public Backend {
     }
     const auto n = static_cast<int64_t>(rows.size());
     if (sampled_ids_.empty() || sampled_ids_.numel() < n) sampled_ids_ = scratch(DType::I32, {n});
+    const auto parts_bytes = static_cast<int64_t>(cuda::sample_parts_bytes(static_cast<int>(n)));
+    if (sample_parts_.empty() || sample_parts_.nbytes() < static_cast<size_t>(parts_bytes)) {
+      sample_parts_ = scratch(DType::I32, {parts_bytes / 4});
+    }
+    bool any_cut_offs = false;
+    for (const SampleRowArgs& a : args_) any_cut_offs = any_cut_offs || !cuda::sample_row_is_split(a);
     const SampleRowArgs* dev_rows = mirror_.get(args_.data(), args_.size());
     {
       const OpProfile::Scope profile_scope(profile_, "sample");
@@ -165,8 +171,8 @@ class CudaBackend final : public Backend {
         cuda::edit_logits(logits.data<float>(), vocab, dev_rows, static_cast<int>(n),
                           mirror_.get(edits.data(), edits.size()), stream_);
       }
-      cuda::sample(logits.data<float>(), logits.row_numel(), dev_rows, static_cast<int>(n),
-                   sampled_ids_.data<int32_t>(), stream_);
+      cuda::sample(logits.data<float>(), logits.row_numel(), dev_rows, static_cast<int>(n), any_cut_offs,
+                   sample_parts_.raw(), sampled_ids_.data<int32_t>(), stream_);
     }
     check(cudaMemcpyAsync(ids, sampled_ids_.raw(), static_cast<size_t>(n) * sizeof(int32_t),
                           cudaMemcpyDeviceToHost, stream_),
@@ -613,6 +619,7 @@ class CudaBackend final : public Backend {
   int num_sms_ = 0;
   Tensor bf16_;
   Tensor sampled_ids_;               // sample()'s device output; grows, never shrinks
+  Tensor sample_parts_;              // sample()'s per-part maxima and masses; grows likewise
   std::vector<SampleRowArgs> args_;  // sample()'s rows, reused across steps
   std::vector<int32_t> tiles_;          // paged_attention's (seq, first token) pairs: decodes
   std::vector<int32_t> prefill_tiles_;  // the same for the tensor-core kernel: prefill chunks

@@ -206,8 +206,14 @@ void edit_logits(float* logits, int64_t vocab, const SampleRowArgs* rows, int nu
                  cudaStream_t stream);
 
 // ids[r] = the token drawn for rows[r] from logits [*, vocab], or -1 when the row holds a
-// NaN or +inf logit or no finite one (the host sampler takes those).
-void sample(const float* logits, int64_t vocab, const SampleRowArgs* rows, int num_rows, int32_t* ids,
-            cudaStream_t stream);
+// NaN or +inf logit or no finite one (the host sampler takes those). Rows without a top_k or
+// top_p cut-off (sample_row_is_split) are split over many blocks; the others take one block
+// each, launched only when any_cut_offs. parts: sample_parts_bytes(num_rows) of device memory.
+inline bool sample_row_is_split(const SampleRowArgs& row) {
+  return row.greedy != 0 || (row.top_k <= 0 && !(row.top_p < 1.0f));
+}
+size_t sample_parts_bytes(int num_rows);
+void sample(const float* logits, int64_t vocab, const SampleRowArgs* rows, int num_rows, bool any_cut_offs,
+            void* parts, int32_t* ids, cudaStream_t stream);
 
 }  // namespace pagoda::cuda

@@ -9,6 +9,9 @@
 # profile (after bench, which builds the Llama-3.1-8B-shaped checkpoint): GPU time per op
 # (PAGODA_PROFILE=1) for a 1,024-token prefill, batch-1 decode (graphs, and eager) and the
 # throughput run.
+# ab (after bench, which keeps the checkpoint with PAGODA_KEEP_CKPT=1): batch-1 decode and
+# throughput of .dev/bin/pagoda_base (the commit before, packed by pack.sh when
+# PAGODA_BASE_BIN names it) and .dev/bin/pagoda, alternately, twice: a same-machine A/B.
 # Writes logs and report.json under $OUT.
 set -uo pipefail
 what=${1:-all}
@@ -56,6 +59,21 @@ if [[ $what == pdl ]]; then
       --output-json "$out/throughput_pdl$pdl.json" > /dev/null
     python3 -c "import json; l=json.load(open('$out/latency_pdl$pdl.json')); t=json.load(open('$out/throughput_pdl$pdl.json'));
 print('PAGODA_PDL=$pdl decode %.3f ms/token prefill %.1f ms throughput %.0f tok/s' % (l['decode_ms_per_step'], 1000*l['prefill_seconds'], t['output_tokens_per_second']))"
+  done
+fi
+if [[ $what == ab ]]; then
+  ckpt=/tmp/pagoda_ckpt/llama31_8b
+  for round in 1 2; do
+    for bin in pagoda_base pagoda; do
+      [ -x .dev/bin/$bin ] || continue
+      .dev/bin/$bin bench latency $ckpt --device cuda --input-len 1024 --output-len 128 --num-iters 3 \
+        --output-json "$out/ab_latency_${bin}_$round.json" > /dev/null
+      .dev/bin/$bin bench throughput $ckpt --device cuda --input-len 128 --output-len 128 --num-prompts 1000 \
+        --max-num-seqs 256 --max-num-batched-tokens 8192 --max-model-len 256 \
+        --output-json "$out/ab_throughput_${bin}_$round.json" > /dev/null
+      python3 -c "import json; l=json.load(open('$out/ab_latency_${bin}_$round.json')); t=json.load(open('$out/ab_throughput_${bin}_$round.json'));
+print('round $round $bin: decode %.3f ms/token prefill %.1f ms throughput %.0f tok/s' % (l['decode_ms_per_step'], 1000*l['prefill_seconds'], t['output_tokens_per_second']))"
+    done
   done
 fi
 if [[ $what == profile ]]; then

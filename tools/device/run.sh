@@ -9,9 +9,10 @@
 # profile (after bench, which builds the Llama-3.1-8B-shaped checkpoint): GPU time per op
 # (PAGODA_PROFILE=1) for a 1,024-token prefill, batch-1 decode (graphs, and eager) and the
 # throughput run.
-# ab (after bench, which keeps the checkpoint with PAGODA_KEEP_CKPT=1): batch-1 decode and
-# throughput of .dev/bin/pagoda_base (the commit before, packed by pack.sh when
-# PAGODA_BASE_BIN names it) and .dev/bin/pagoda, alternately, twice: a same-machine A/B.
+# ab (after bench, which keeps the checkpoint with PAGODA_KEEP_CKPT=1): batch-1 decode of
+# .dev/bin/pagoda_base (an earlier commit, packed by pack.sh when PAGODA_BASE_BIN names it),
+# of .dev/bin/pagoda with PAGODA_FUSED_GEMV=0 and as it is, alternately, twice; then the
+# throughput of the base and this one: a same-machine A/B.
 # Writes logs and report.json under $OUT.
 set -uo pipefail
 what=${1:-all}
@@ -63,18 +64,28 @@ print('PAGODA_PDL=$pdl decode %.3f ms/token prefill %.1f ms throughput %.0f tok/
 fi
 if [[ $what == ab ]]; then
   ckpt=/tmp/pagoda_ckpt/llama31_8b
+  lat() {  # name, binary, env...: batch-1 decode and 1k prefill
+    local name=$1 bin=$2; shift 2
+    env "$@" .dev/bin/$bin bench latency $ckpt --device cuda --input-len 1024 --output-len 128 --num-iters 3 \
+      --output-json "$out/ab_latency_$name.json" > /dev/null &&
+      python3 -c "import json; l=json.load(open('$out/ab_latency_$name.json'));
+print('$name: decode %.3f ms/token prefill %.1f ms' % (l['decode_ms_per_step'], 1000*l['prefill_seconds']))"
+  }
+  thr() {
+    local name=$1 bin=$2; shift 2
+    env "$@" .dev/bin/$bin bench throughput $ckpt --device cuda --input-len 128 --output-len 128 --num-prompts 1000 \
+      --max-num-seqs 256 --max-num-batched-tokens 8192 --max-model-len 256 \
+      --output-json "$out/ab_throughput_$name.json" > /dev/null &&
+      python3 -c "import json; t=json.load(open('$out/ab_throughput_$name.json'));
+print('$name: throughput %.0f output tok/s' % t['output_tokens_per_second'])"
+  }
   for round in 1 2; do
-    for bin in pagoda_base pagoda; do
-      [ -x .dev/bin/$bin ] || continue
-      .dev/bin/$bin bench latency $ckpt --device cuda --input-len 1024 --output-len 128 --num-iters 3 \
-        --output-json "$out/ab_latency_${bin}_$round.json" > /dev/null
-      .dev/bin/$bin bench throughput $ckpt --device cuda --input-len 128 --output-len 128 --num-prompts 1000 \
-        --max-num-seqs 256 --max-num-batched-tokens 8192 --max-model-len 256 \
-        --output-json "$out/ab_throughput_${bin}_$round.json" > /dev/null
-      python3 -c "import json; l=json.load(open('$out/ab_latency_${bin}_$round.json')); t=json.load(open('$out/ab_throughput_${bin}_$round.json'));
-print('round $round $bin: decode %.3f ms/token prefill %.1f ms throughput %.0f tok/s' % (l['decode_ms_per_step'], 1000*l['prefill_seconds'], t['output_tokens_per_second']))"
-    done
+    [ -x .dev/bin/pagoda_base ] && lat base_$round pagoda_base
+    lat unfused_$round pagoda PAGODA_FUSED_GEMV=0
+    lat new_$round pagoda
   done
+  [ -x .dev/bin/pagoda_base ] && thr base pagoda_base
+  thr new pagoda
 fi
 if [[ $what == profile ]]; then
   ckpt=/tmp/pagoda_ckpt/llama31_8b

@@ -40,6 +40,12 @@ bool env_flag(const char* name) {
   return v != nullptr && std::strcmp(v, "") != 0 && std::strcmp(v, "0") != 0;
 }
 
+// Whether $name is set to 0.
+bool env_off(const char* name) {
+  const char* v = std::getenv(name);
+  return v != nullptr && std::strcmp(v, "0") == 0;
+}
+
 class CudaBackend final : public Backend {
  public:
   explicit CudaBackend(int device)
@@ -48,6 +54,7 @@ class CudaBackend final : public Backend {
         mirror_(stream_),
         uploader_(stream_),
         batch_invariant_(env_flag("PAGODA_BATCH_INVARIANT")),
+        fuse_decode_ops_(!env_off("PAGODA_FUSED_GEMV")),
         gemm_(stream_, batch_invariant_),
         profile_(stream_, env_flag("PAGODA_PROFILE")) {
     cudaDeviceProp prop{};
@@ -292,6 +299,10 @@ class CudaBackend final : public Backend {
     require_dtype(w, DType::BF16, "fused_matmul (CUDA)", "the weight (upload() it)");
     const int64_t k = x.dim(1);
     const bool gated = fusion.gated != GatedActivation::None;
+    if (!fuse_decode_ops_) {
+      Backend::fused_matmul(x, fusion, w, out);
+      return;
+    }
     if (fusion.norm == nullptr && !gated) {
       product(x, n, k, w, m, out, fusion.accumulate);
       return;
@@ -614,6 +625,9 @@ class CudaBackend final : public Backend {
   // PAGODA_BATCH_INVARIANT (as vLLM's VLLM_BATCH_INVARIANT): every row is computed the same
   // way whatever the batch (fixed GEMM algorithms, unsplit attention), at some speed.
   bool batch_invariant_;
+  // PAGODA_FUSED_GEMV=0: fused_matmul runs the ops one after the other (for A/B runs, and a
+  // way back should the fused GEMV misbehave on some model).
+  bool fuse_decode_ops_;
   LtGemm gemm_;
   OpProfile profile_;  // PAGODA_PROFILE=1: GPU time per op, printed at exit
   int num_sms_ = 0;

@@ -15,6 +15,7 @@
 
 #include "core/error.h"
 #include "core/tensor.h"
+#include "sample/device_logprobs.h"
 #include "sample/logit_edit.h"
 
 namespace pagoda {
@@ -55,8 +56,8 @@ struct AttentionMetadata {
 };
 
 // One row of on-device sampling: the host Sampler's processors, filters and draw for a row
-// whose processors are all logit edits and that wants no logprobs (runner/device_sampling.h
-// decides).
+// whose processors are all logit edits, and its raw logprobs when it asks for at most
+// kMaxDeviceLogprobs top tokens (runner/device_sampling.h decides).
 struct SampleRowSpec {
   int32_t logit_row = 0;     // row of the logits tensor
   int32_t greedy = 0;        // nonzero: argmax, lowest id on ties
@@ -70,6 +71,7 @@ struct SampleRowSpec {
   int32_t edits_begin = 0;
   int32_t edits_end = 0;
   RowPenalties penalties;
+  int32_t num_logprobs = -1;  // >= 0: sample() returns the row's logprobs with this many top tokens
 };
 
 // What fused_matmul does around its product.
@@ -126,9 +128,14 @@ class Backend {
   // filters: temperature, min_p, top_k, top_p (the host Sampler's survivors), then an
   // inverse-CDF walk in token-id order with rows[i].uniform. ids[i] = -1 for a row the host
   // must sample (a NaN or +inf logit, or no finite logit, after the edits): its logits row
-  // then already carries its processors. Only the ids come back.
+  // then already carries its processors. Only the ids come back, and logprobs[i] for each
+  // sampled row with num_logprobs >= 0 (logprobs: one entry a row; may be null when no row
+  // asks): the logprobs of the logits as they were before the edits (the host Sampler's
+  // LogprobsMode::kRaw). A row with logprobs is also handed back for a NaN or +inf logit, or
+  // no finite one, before the edits, and then comes back unedited.
   virtual void sample(const Tensor& /*logits*/, std::span<const SampleRowSpec> /*rows*/,
-                      std::span<const LogitEdit> /*edits*/, int32_t* /*ids*/) {
+                      std::span<const LogitEdit> /*edits*/, int32_t* /*ids*/,
+                      DeviceLogprobs* /*logprobs*/ = nullptr) {
     fail("backend ", name(), " cannot sample on its device");
   }
 

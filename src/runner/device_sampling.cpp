@@ -3,7 +3,8 @@
 namespace pagoda {
 
 bool device_can_sample(const SamplingParams& params) {
-  return !params.logprobs.has_value() && processors_are_edits(params);
+  const bool logprobs_fit = !params.logprobs || (*params.logprobs >= 0 && *params.logprobs <= kMaxDeviceLogprobs);
+  return logprobs_fit && processors_are_edits(params);
 }
 
 SampleRowSpec device_sample_spec(int32_t logit_row, const SamplingParams& params, const RowHistory& history,
@@ -16,6 +17,7 @@ SampleRowSpec device_sample_spec(int32_t logit_row, const SamplingParams& params
   }
   spec.edits_end = static_cast<int32_t>(edits.size());
   spec.penalties = row_penalties(params);
+  if (params.logprobs) spec.num_logprobs = *params.logprobs;
   if (params.is_greedy()) {
     spec.greedy = 1;
     return spec;
@@ -26,6 +28,14 @@ SampleRowSpec device_sample_spec(int32_t logit_row, const SamplingParams& params
   spec.min_p = params.min_p;
   spec.uniform = rng.next_double();
   return spec;
+}
+
+TokenLogprobs token_logprobs(const DeviceLogprobs& logprobs, int32_t token) {
+  TokenLogprobs out;
+  out.sampled = {token, logprobs.sampled_logprob, logprobs.sampled_rank};
+  out.top.reserve(static_cast<size_t>(logprobs.num_top));
+  for (int i = 0; i < logprobs.num_top; ++i) out.top.push_back({logprobs.top_ids[i], logprobs.top_logprobs[i], i + 1});
+  return out;
 }
 
 }  // namespace pagoda

@@ -10,14 +10,16 @@
 
 #include "backend/backend.h"
 #include "sample/logit_edits.h"
+#include "sample/logprobs.h"
 #include "sample/rng.h"
 #include "sample/sampling_params.h"
 
 namespace pagoda {
 
-// True when the row wants no logprobs and its logits processors are all logit edits (every
-// one but allowed_token_ids): then the device sampler computes what the host Sampler would
-// (backend.h says how its draw differs).
+// True when the row's logits processors are all logit edits (every one but
+// allowed_token_ids) and it wants no logprobs or at most kMaxDeviceLogprobs top ones: then
+// the device sampler computes what the host Sampler (LogprobsMode::kRaw) would (backend.h
+// says how its draw differs).
 [[nodiscard]] bool device_can_sample(const SamplingParams& params);
 
 // The history a row's processors read.
@@ -33,5 +35,8 @@ struct RowHistory {
 [[nodiscard]] SampleRowSpec device_sample_spec(int32_t logit_row, const SamplingParams& params, const RowHistory& history,
                                                size_t vocab, Rng& rng, ProcessorScratch& scratch,
                                                std::vector<LogitEdit>& edits);
+
+// The host Sampler's form of a row's device logprobs, sampled token `token`.
+[[nodiscard]] TokenLogprobs token_logprobs(const DeviceLogprobs& logprobs, int32_t token);
 
 }  // namespace pagoda

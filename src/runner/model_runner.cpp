@@ -145,8 +145,9 @@ RunnerOutput ModelRunner::execute(const SchedulerOutput& out, const RunnerSetupF
 
   // Rows the device samples come back as ids; the rest (and prompt rows) are downloaded.
   std::vector<int32_t> tokens(samplers.size(), -1);
+  std::vector<std::optional<TokenLogprobs>> device_logprobs(samplers.size());
   std::vector<uint8_t> processed(samplers.size(), 0);  // a handed-back row the device already edited
-  if (backend_.can_sample()) sample_on_device(logits, samplers, tokens, processed);
+  if (backend_.can_sample()) sample_on_device(logits, samplers, tokens, device_logprobs, processed);
   const size_t vocab = static_cast<size_t>(model_.spec().vocab_size);
   logits_host_.resize(logit_rows.size() * vocab);
   const auto on_host = [&](size_t r) { return r >= samplers.size() || tokens[r] < 0; };
@@ -181,6 +182,8 @@ RunnerOutput ModelRunner::execute(const SchedulerOutput& out, const RunnerSetupF
       SampleResult r = sampler_.sample(row);
       token = r.token;
       if (r.logprobs) result.logprobs[*sampler_ids[i]].push_back(std::move(*r.logprobs));
+    } else if (device_logprobs[i]) {
+      result.logprobs[*sampler_ids[i]].push_back(std::move(*device_logprobs[i]));
     }
     st.token_ids.push_back(token);
     result.sampled[*sampler_ids[i]].push_back(token);
@@ -190,7 +193,8 @@ RunnerOutput ModelRunner::execute(const SchedulerOutput& out, const RunnerSetupF
 }
 
 void ModelRunner::sample_on_device(const Tensor& logits, const std::vector<State*>& samplers,
-                                   std::vector<int32_t>& tokens, std::vector<uint8_t>& processed) {
+                                   std::vector<int32_t>& tokens, std::vector<std::optional<TokenLogprobs>>& logprobs,
+                                   std::vector<uint8_t>& processed) {
   std::vector<SampleRowSpec> specs;
   std::vector<size_t> rows;  // sampler index of each spec
   std::vector<Rng> rng_before;
@@ -208,13 +212,16 @@ void ModelRunner::sample_on_device(const Tensor& logits, const std::vector<State
   }
   if (specs.empty()) return;
   std::vector<int32_t> ids(specs.size());
-  backend_.sample(logits, specs, edits_, ids.data());
+  std::vector<DeviceLogprobs> row_logprobs(specs.size());
+  backend_.sample(logits, specs, edits_, ids.data(), row_logprobs.data());
   for (size_t j = 0; j < specs.size(); ++j) {
     if (ids[j] >= 0) {
       tokens[rows[j]] = ids[j];
+      if (specs[j].num_logprobs >= 0) logprobs[rows[j]] = token_logprobs(row_logprobs[j], ids[j]);
     } else {
       samplers[rows[j]]->rng = rng_before[j];  // the host sampler draws for it instead
-      processed[rows[j]] = specs[j].edits_end > specs[j].edits_begin;  // the device edited its logits
+      // The device edited its logits, unless it wants logprobs: then they come back raw.
+      processed[rows[j]] = specs[j].edits_end > specs[j].edits_begin && specs[j].num_logprobs < 0;
     }
   }
 }

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <functional>
+#include <optional>
 #include <unordered_map>
 #include <vector>
 
@@ -68,10 +69,11 @@ class ModelRunner {
     Rng rng;
   };
   void apply(const SchedulerOutput& out, const RunnerSetupFn& setup);
-  // Fills tokens[i] for the sampler rows the backend can sample on its device; for a row it
-  // hands back, processed[i] says whether its logits already carry its processors.
-  void sample_on_device(const Tensor& logits, const std::vector<State*>& samplers,
-                        std::vector<int32_t>& tokens, std::vector<uint8_t>& processed);
+  // Fills tokens[i] (and logprobs[i] where the row asks) for the sampler rows the backend can
+  // sample on its device; for a row it hands back, processed[i] says whether its logits
+  // already carry its processors.
+  void sample_on_device(const Tensor& logits, const std::vector<State*>& samplers, std::vector<int32_t>& tokens,
+                        std::vector<std::optional<TokenLogprobs>>& logprobs, std::vector<uint8_t>& processed);
   static State make_state(RunnerRequestSetup s, std::vector<int32_t> tokens,
                           std::vector<int32_t> blocks, int num_computed);
 

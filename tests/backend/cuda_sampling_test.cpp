@@ -9,6 +9,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <cstring>
 #include <limits>
@@ -19,6 +20,7 @@
 #include "cuda_test_util.h"
 #include "sample/filters.h"
 #include "sample/logit_edits.h"
+#include "sample/logprobs.h"
 
 namespace pagoda {
 namespace {
@@ -311,6 +313,100 @@ TEST(CudaSampling, ARowHandedBackCarriesItsEdits) {
   const Tensor logits = edit_on_device(*gpu, rng, vocab, {row}, cases, ids);
   EXPECT_EQ(ids[0], -1);
   expect_rows_equal(*gpu, logits, cases, vocab);  // what the host samples with processors_applied
+}
+
+// Logprobs on the device are those of the raw logits (before the edits), as the host's
+// log_softmax and gather_logprobs give them at the device's token: the same top ids in the
+// same order (ties, on the coarse-grid rows, by id), the same ranks, and the same logprobs up
+// to the rounding of a shift summed in another order.
+TEST(CudaSampling, RawLogprobsAreTheHostsBeforeTheEdits) {
+  PAGODA_NEED_GPU();
+  std::unique_ptr<Backend> gpu = make_backend("cuda");
+  std::mt19937 rng(13);
+  for (const int64_t vocab : {1000, 128256}) {
+    SCOPED_TRACE("vocab " + std::to_string(vocab));
+    std::vector<std::vector<float>> raw;
+    std::vector<SampleRowSpec> specs;
+    std::vector<LogitEdit> edits;
+    ProcessorScratch scratch;
+    std::vector<float> all;
+    for (int r = 0; r < 48; ++r) {
+      raw.push_back(random_row(rng, vocab, r % 4));
+      all.insert(all.end(), raw.back().begin(), raw.back().end());
+      SampleRowSpec spec;
+      spec.logit_row = r;
+      spec.num_logprobs = std::array<int, 4>{0, 1, 5, kMaxDeviceLogprobs}[static_cast<size_t>(r / 4 % 4)];
+      if (r % 3 == 0) {
+        spec.greedy = 1;
+      } else {
+        spec.temperature = 0.8f;
+        spec.top_k = r % 3 == 1 ? 40 : 0;
+        spec.uniform = std::uniform_real_distribution<double>(0.0, 1.0)(rng);
+      }
+      if (r % 2 == 1) {  // processors: the logprobs must not see them
+        const History h = random_history(rng, vocab);
+        SamplingParams p;
+        add_random_processors(rng, vocab, h, p);
+        spec.edits_begin = static_cast<int32_t>(edits.size());
+        append_logit_edits(p, h.prompt, h.output, static_cast<size_t>(vocab), scratch, edits);
+        spec.edits_end = static_cast<int32_t>(edits.size());
+        spec.penalties = row_penalties(p);
+      }
+      specs.push_back(spec);
+    }
+    Tensor logits = gpu->alloc(DType::F32, {static_cast<int64_t>(raw.size()), vocab});
+    gpu->copy_from_host(all.data(), logits);
+    std::vector<int32_t> ids(specs.size(), -7);
+    std::vector<DeviceLogprobs> logprobs(specs.size());
+    gpu->sample(logits, specs, edits, ids.data(), logprobs.data());
+    std::vector<float> lp(static_cast<size_t>(vocab));
+    std::vector<uint32_t> order;
+    for (size_t r = 0; r < specs.size(); ++r) {
+      SCOPED_TRACE("row " + std::to_string(r));
+      ASSERT_GE(ids[r], 0);
+      ASSERT_LT(ids[r], vocab);
+      log_softmax(raw[r], lp);
+      const TokenLogprobs want = gather_logprobs(lp, ids[r], specs[r].num_logprobs, order);
+      const DeviceLogprobs& got = logprobs[r];
+      EXPECT_NEAR(got.sampled_logprob, want.sampled.logprob, 1e-5);
+      EXPECT_EQ(got.sampled_rank, want.sampled.rank);
+      ASSERT_EQ(got.num_top, static_cast<int>(want.top.size()));
+      for (size_t i = 0; i < want.top.size(); ++i) {
+        EXPECT_EQ(got.top_ids[i], want.top[i].token) << "top " << i;
+        EXPECT_NEAR(got.top_logprobs[i], want.top[i].logprob, 1e-5) << "top " << i;
+      }
+    }
+  }
+}
+
+// A row with logprobs whose raw logits log_softmax treats specially (here a NaN) goes to the
+// host whole: handed back, and with the raw logits the host Sampler starts from.
+TEST(CudaSampling, ARowWithLogprobsIsHandedBackRaw) {
+  PAGODA_NEED_GPU();
+  std::unique_ptr<Backend> gpu = make_backend("cuda");
+  std::mt19937 rng(14);
+  const int64_t vocab = 1000;
+  std::vector<float> row = random_row(rng, vocab, 0);
+  row[321] = std::numeric_limits<float>::quiet_NaN();
+  Tensor logits = gpu->alloc(DType::F32, {1, vocab});
+  gpu->copy_from_host(row.data(), logits);
+  const std::vector<LogitEdit> edits = {{.token = 5, .masked = 1}, {.token = 321, .masked = 1}};
+  SampleRowSpec spec;
+  spec.greedy = 1;
+  spec.edits_end = 2;  // masks the NaN: the sampler alone would keep the row
+  spec.num_logprobs = 3;
+  int32_t id = -7;
+  DeviceLogprobs logprobs;
+  gpu->sample(logits, {&spec, 1}, edits, &id, &logprobs);
+  EXPECT_EQ(id, -1);
+  std::vector<float> back(static_cast<size_t>(vocab));
+  gpu->download(logits, back.data());
+  for (size_t t = 0; t < back.size(); ++t) ASSERT_TRUE(same_bits(back[t], row[t])) << "token " << t;
+
+  spec.num_logprobs = kMaxDeviceLogprobs + 1;
+  EXPECT_THROW(gpu->sample(logits, {&spec, 1}, {}, &id, &logprobs), Error);
+  spec.num_logprobs = 1;
+  EXPECT_THROW(gpu->sample(logits, {&spec, 1}, {}, &id, nullptr), Error);
 }
 
 }  // namespace

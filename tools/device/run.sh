@@ -35,7 +35,7 @@ if [[ $what == tests || $what == all ]]; then
   PYTHONUNBUFFERED=1 python3 tools/cuda_vs_transformers.py --pagoda .dev/bin/pagoda --out "$out" \
     --engine-model --tokenizer .dev/tok 2>&1 | tee "$out/greedy.log" | tail -8
   PAGODA_TEST_MODEL=/tmp/pagoda_ckpt/engine_model PAGODA_TEST_DEVICE=cuda .dev/bin/pagoda_tests \
-    --gtest_filter='EngineBatchInvariance*:EnginePreemption*:EngineAbortStorm*:ParallelSampling*:DecodeGraphs*' 2>&1 |
+    --gtest_filter='EngineBatchInvariance*:EnginePreemption*:EngineAbortStorm*:ParallelSampling*:DecodeGraphs*:DeviceLogprobs*' 2>&1 |
     tee "$out/engine_gpu_tests.log" | tail -15
   PAGODA_BATCH_INVARIANT=1 PAGODA_TEST_MODEL=/tmp/pagoda_ckpt/engine_model PAGODA_TEST_DEVICE=cuda \
     .dev/bin/pagoda_tests --gtest_filter='EngineBatchInvariance*' 2>&1 | tee "$out/engine_gpu_invariant.log" | tail -6

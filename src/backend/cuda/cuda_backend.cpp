@@ -140,13 +140,14 @@ class CudaBackend final : public Backend {
   [[nodiscard]] bool can_sample() const override { return true; }
 
   void sample(const Tensor& logits, std::span<const SampleRowSpec> rows, std::span<const LogitEdit> edits,
-              int32_t* ids) override {
+              int32_t* ids, DeviceLogprobs* logprobs) override {
     forget_bf16_copy();
     require_f32(logits, "sample", "the logits");
     if (rows.empty()) return;
     const int64_t num_logit_rows = logits.ndim() == 0 ? 0 : logits.dim(0);
     const int64_t vocab = logits.row_numel();
     args_.clear();
+    logprob_args_.clear();
     for (const SampleRowSpec& r : rows) {
       if (r.logit_row < 0 || r.logit_row >= num_logit_rows) {
         fail("sample: logit row ", r.logit_row, " is outside the ", num_logit_rows, " rows");
@@ -154,6 +155,13 @@ class CudaBackend final : public Backend {
       if (r.greedy == 0 && !(r.temperature > 0.0f)) fail("sample: temperature must be > 0");
       if (r.edits_begin < 0 || r.edits_begin > r.edits_end || static_cast<size_t>(r.edits_end) > edits.size()) {
         fail("sample: edits [", r.edits_begin, ", ", r.edits_end, ") are outside the ", edits.size(), " given");
+      }
+      if (r.num_logprobs >= 0) {
+        if (r.num_logprobs > kMaxDeviceLogprobs) {
+          fail("sample: ", r.num_logprobs, " top logprobs asked of the device, which gives at most ", kMaxDeviceLogprobs);
+        }
+        if (logprobs == nullptr) fail("sample: a row asks for logprobs, but there is nowhere to put them");
+        logprob_args_.push_back({r.logit_row, static_cast<int32_t>(args_.size()), r.num_logprobs});
       }
       args_.push_back({r.logit_row, r.greedy, r.temperature, r.top_k, r.top_p, r.min_p, r.uniform, r.edits_begin,
                        r.edits_end, r.penalties});
@@ -164,28 +172,64 @@ class CudaBackend final : public Backend {
       if (e.token < 0 || e.token >= vocab) fail("sample: edit of token ", e.token, " is outside the vocabulary");
     }
     const auto n = static_cast<int64_t>(rows.size());
+    const auto num_logprobs = static_cast<int64_t>(logprob_args_.size());
     if (sampled_ids_.empty() || sampled_ids_.numel() < n) sampled_ids_ = scratch(DType::I32, {n});
     const auto parts_bytes = static_cast<int64_t>(cuda::sample_parts_bytes(static_cast<int>(n)));
     if (sample_parts_.empty() || sample_parts_.nbytes() < static_cast<size_t>(parts_bytes)) {
       sample_parts_ = scratch(DType::I32, {parts_bytes / 4});
     }
+    if (num_logprobs > 0 && (raw_logits_.empty() || raw_logits_.numel() < num_logprobs * vocab)) {
+      raw_logits_ = scratch(DType::F32, {num_logprobs, vocab});
+    }
+    const auto logprobs_bytes = static_cast<int64_t>(num_logprobs * sizeof(DeviceLogprobs));
+    if (num_logprobs > 0 && (logprobs_out_.empty() || logprobs_out_.nbytes() < static_cast<size_t>(logprobs_bytes))) {
+      logprobs_out_ = scratch(DType::I32, {logprobs_bytes / 4});
+    }
     bool any_cut_offs = false;
     for (const SampleRowArgs& a : args_) any_cut_offs = any_cut_offs || !cuda::sample_row_is_split(a);
     const SampleRowArgs* dev_rows = mirror_.get(args_.data(), args_.size());
+    const cuda::LogprobsRowArgs* dev_logprob_rows =
+        num_logprobs > 0 ? mirror_.get(logprob_args_.data(), logprob_args_.size()) : nullptr;
     {
       const OpProfile::Scope profile_scope(profile_, "sample");
+      if (num_logprobs > 0) {  // the logprobs describe the logits before the edits
+        cuda::gather_logit_rows(logits.data<float>(), vocab, dev_logprob_rows, static_cast<int>(num_logprobs),
+                                raw_logits_.data<float>(), stream_);
+      }
       if (!edits.empty()) {
         cuda::edit_logits(logits.data<float>(), vocab, dev_rows, static_cast<int>(n),
                           mirror_.get(edits.data(), edits.size()), stream_);
       }
       cuda::sample(logits.data<float>(), logits.row_numel(), dev_rows, static_cast<int>(n), any_cut_offs,
                    sample_parts_.raw(), sampled_ids_.data<int32_t>(), stream_);
+      if (num_logprobs > 0) {
+        cuda::raw_logprobs(raw_logits_.data<float>(), vocab, dev_logprob_rows, static_cast<int>(num_logprobs),
+                           sampled_ids_.data<int32_t>(), reinterpret_cast<DeviceLogprobs*>(logprobs_out_.raw()),
+                           stream_);
+      }
     }
     check(cudaMemcpyAsync(ids, sampled_ids_.raw(), static_cast<size_t>(n) * sizeof(int32_t),
                           cudaMemcpyDeviceToHost, stream_),
           "cudaMemcpyAsync (sampled ids)");
+    if (num_logprobs > 0) {
+      logprobs_host_.resize(static_cast<size_t>(num_logprobs));
+      check(cudaMemcpyAsync(logprobs_host_.data(), logprobs_out_.raw(), static_cast<size_t>(logprobs_bytes),
+                            cudaMemcpyDeviceToHost, stream_),
+            "cudaMemcpyAsync (logprobs)");
+    }
     check(cudaStreamSynchronize(stream_), "the step's kernels");
     profile_.collect();
+    for (int64_t l = 0; l < num_logprobs; ++l) {
+      const cuda::LogprobsRowArgs& a = logprob_args_[static_cast<size_t>(l)];
+      if (ids[a.sample_row] >= 0) {
+        logprobs[a.sample_row] = logprobs_host_[static_cast<size_t>(l)];
+      } else if (!edits.empty()) {  // handed back: the host samples it from its raw logits
+        check(cudaMemcpyAsync(logits.data<float>() + static_cast<int64_t>(a.logit_row) * vocab,
+                              raw_logits_.data<float>() + l * vocab, static_cast<size_t>(vocab) * sizeof(float),
+                              cudaMemcpyDeviceToDevice, stream_),
+              "cudaMemcpyAsync (raw logits back)");
+      }
+    }
   }
 
   // Decode graphs are on (verified on the H200: DecodeGraphs.* and the engine tests);
@@ -635,6 +679,10 @@ class CudaBackend final : public Backend {
   Tensor sampled_ids_;               // sample()'s device output; grows, never shrinks
   Tensor sample_parts_;              // sample()'s per-part maxima and masses; grows likewise
   std::vector<SampleRowArgs> args_;  // sample()'s rows, reused across steps
+  std::vector<cuda::LogprobsRowArgs> logprob_args_;  // sample()'s rows with logprobs
+  Tensor raw_logits_;    // those rows' logits before the edits; grows, never shrinks
+  Tensor logprobs_out_;  // their DeviceLogprobs on the device; grows likewise
+  std::vector<DeviceLogprobs> logprobs_host_;
   std::vector<int32_t> tiles_;          // paged_attention's (seq, first token) pairs: decodes
   std::vector<int32_t> prefill_tiles_;  // the same for the tensor-core kernel: prefill chunks
   struct Graph {

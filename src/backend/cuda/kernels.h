@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "sample/device_logprobs.h"
 #include "sample/logit_edit.h"
 
 namespace pagoda::cuda {
@@ -215,5 +216,21 @@ inline bool sample_row_is_split(const SampleRowArgs& row) {
 size_t sample_parts_bytes(int num_rows);
 void sample(const float* logits, int64_t vocab, const SampleRowArgs* rows, int num_rows, bool any_cut_offs,
             void* parts, int32_t* ids, cudaStream_t stream);
+
+// Logprobs of sampled rows (logprobs.cu). rows[l]: logits row logit_row holds the row, its
+// token is ids[sample_row], and it wants num_top (<= kMaxDeviceLogprobs) top tokens.
+struct LogprobsRowArgs {
+  int32_t logit_row;
+  int32_t sample_row;
+  int32_t num_top;
+};
+// raw [num_rows, vocab] = the rows' logits, before sample()'s edits change them.
+void gather_logit_rows(const float* logits, int64_t vocab, const LogprobsRowArgs* rows, int num_rows, float* raw,
+                       cudaStream_t stream);
+// out[l] = the raw logprobs of rows[l] (raw: gather_logit_rows' copy) at token
+// ids[rows[l].sample_row]. A row the host must take (a NaN or +inf raw logit, or no finite
+// one) gets ids[sample_row] = -1; one whose id already is -1 is left alone.
+void raw_logprobs(const float* raw, int64_t vocab, const LogprobsRowArgs* rows, int num_rows, int32_t* ids,
+                  DeviceLogprobs* out, cudaStream_t stream);
 
 }  // namespace pagoda::cuda

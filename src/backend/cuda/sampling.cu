@@ -22,6 +22,7 @@
 #include <cfloat>
 #include <type_traits>
 
+#include "backend/cuda/block_reduce.cuh"
 #include "backend/cuda/cuda_check.h"
 #include "backend/cuda/kernels.h"
 
@@ -29,45 +30,8 @@ namespace pagoda::cuda {
 
 namespace {
 
-constexpr int kThreads = 1024;
-constexpr int kWarps = kThreads / 32;
-static_assert(kWarps == 32, "block_reduce's second stage gives each lane one warp's value");
-
-// Orders floats as unsigned integers (negatives reversed), -0 folded onto +0 so that the
-// order agrees with float comparison.
-__device__ uint32_t order_key(float f) {
-  if (f == 0.0f) f = 0.0f;
-  const uint32_t bits = __float_as_uint(f);
-  return (bits & 0x80000000u) != 0 ? ~bits : bits | 0x80000000u;
-}
-
-// Block-wide reductions; every thread gets the result. `scratch` is shared memory of
-// kWarps entries, free again when the call returns.
-template <class T, class Op>
-__device__ T block_reduce(T v, T* scratch, Op op) {
-  for (int offset = 16; offset > 0; offset /= 2) v = op(v, __shfl_xor_sync(0xffffffffu, v, offset));
-  const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
-  if (lane == 0) scratch[warp] = v;
-  __syncthreads();
-  v = scratch[lane];  // kWarps == 32: every lane holds one warp's value
-  for (int offset = 16; offset > 0; offset /= 2) v = op(v, __shfl_xor_sync(0xffffffffu, v, offset));
-  __syncthreads();
-  return v;
-}
-
-struct Sum {
-  template <class T>
-  __device__ T operator()(T a, T b) const { return a + b; }
-};
-struct Max {
-  __device__ float operator()(float a, float b) const { return fmaxf(a, b); }
-};
-struct MinInt {
-  __device__ int operator()(int a, int b) const { return a < b ? a : b; }
-};
-struct MaxInt {
-  __device__ int operator()(int a, int b) const { return a > b ? a : b; }
-};
+constexpr int kThreads = kReduceThreads;
+constexpr int kWarps = kReduceWarps;
 
 struct Shared {
   double d[kWarps];

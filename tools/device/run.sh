@@ -3,6 +3,7 @@
 # tools/device/pack.sh, which puts the binaries and the shared libraries the device image
 # lacks into .dev/ (git-ignored; named in the call's `carry`). Usage on the device:
 #   tools/device/run.sh tests|logits|bench|all|profile|kernels
+# tests = ops (the Cuda* op tests) + engine (greedy CPU vs GPU, the engine tests on the GPU).
 # kernels: cuda_kernel_bench (GEMV configurations, tensor-core vs CUDA-core prefill attention).
 # pdl (after bench or profile, which keep the checkpoint): batch-1 decode and throughput with
 # programmatic dependent launch off and on, one after the other.
@@ -12,7 +13,8 @@
 # ab (after bench, which keeps the checkpoint with PAGODA_KEEP_CKPT=1): batch-1 decode of
 # .dev/bin/pagoda_base (an earlier commit, packed by pack.sh when PAGODA_BASE_BIN names it),
 # of .dev/bin/pagoda with PAGODA_FUSED_GEMV=0 and as it is, alternately, twice; then the
-# throughput of the base and this one: a same-machine A/B.
+# throughput of the base and this one: a same-machine A/B. AB_ROUNDS=1 AB_THROUGHPUT=0: one round,
+# latency only.
 # Writes logs and report.json under $OUT.
 set -uo pipefail
 what=${1:-all}
@@ -29,8 +31,10 @@ ldd .dev/bin/pagoda | grep -i "not found"
 if [[ $what == kernels ]]; then
   .dev/bin/cuda_kernel_bench 2>&1 | tee "$out/kernels.jsonl" | grep -E '"chosen": true|paged_attention'
 fi
-if [[ $what == tests || $what == all ]]; then
+if [[ $what == tests || $what == all || $what == ops ]]; then
   .dev/bin/pagoda_tests --gtest_filter='Cuda*' 2>&1 | tee "$out/cuda_tests.log" | tail -25
+fi
+if [[ $what == tests || $what == all || $what == engine ]]; then
   # The engine tests on the GPU, on a model built here (the SmolLM2 GGUF cannot travel).
   PYTHONUNBUFFERED=1 python3 tools/cuda_vs_transformers.py --pagoda .dev/bin/pagoda --out "$out" \
     --engine-model --tokenizer .dev/tok 2>&1 | tee "$out/greedy.log" | tail -8
@@ -79,13 +83,15 @@ print('$name: decode %.3f ms/token prefill %.1f ms' % (l['decode_ms_per_step'], 
       python3 -c "import json; t=json.load(open('$out/ab_throughput_$name.json'));
 print('$name: throughput %.0f output tok/s' % t['output_tokens_per_second'])"
   }
-  for round in 1 2; do
+  for round in $(seq "${AB_ROUNDS:-2}"); do
     [ -x .dev/bin/pagoda_base ] && lat base_$round pagoda_base
     lat unfused_$round pagoda PAGODA_FUSED_GEMV=0
     lat new_$round pagoda
   done
-  [ -x .dev/bin/pagoda_base ] && thr base pagoda_base
-  thr new pagoda
+  if [[ ${AB_THROUGHPUT:-1} == 1 ]]; then
+    [ -x .dev/bin/pagoda_base ] && thr base pagoda_base
+    thr new pagoda
+  fi
 fi
 if [[ $what == profile ]]; then
   ckpt=/tmp/pagoda_ckpt/llama31_8b

@@ -36,12 +36,17 @@ cudaEvent_t OpProfile::take_event() {
 }
 
 void OpProfile::begin(std::string name) {
+  if (depth_++ > 0) return;
   Pending p{std::move(name), take_event(), take_event()};
   cudaEventRecord(p.start, stream_);
   pending_.push_back(std::move(p));
 }
 
 void OpProfile::end() {
+  // An inner bracket recording the outer one's stop left that one's stop unrecorded, and
+  // reading its time failed with "invalid resource handle", which the next kernel's launch
+  // check then reported as its own error.
+  if (--depth_ > 0) return;
   if (!pending_.empty()) cudaEventRecord(pending_.back().stop, stream_);
 }
 

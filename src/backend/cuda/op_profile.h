@@ -23,7 +23,8 @@ class OpProfile {
   [[nodiscard]] bool enabled() const { return enabled_ && !suspended_; }
   // While a graph is captured no events are recorded (the graph's replay is one op).
   void suspend(bool on) { suspended_ = on; }
-  // Brackets the work queued between begin(name) and end().
+  // Brackets the work queued between begin(name) and end(). Brackets nest (fused_matmul
+  // may run as rms_norm + matmul): only the outermost is timed, inner ones count in it.
   void begin(std::string name);
   void end();
   // After the stream has been synchronized: adds the finished pairs to the totals.
@@ -59,6 +60,7 @@ class OpProfile {
   cudaStream_t stream_;
   bool enabled_;
   bool suspended_ = false;
+  int depth_ = 0;  // open brackets
   std::vector<Pending> pending_;
   std::vector<cudaEvent_t> free_events_;
   std::map<std::string, Total> totals_;

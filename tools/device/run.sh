@@ -2,7 +2,7 @@
 # What one call of the device machine runs (from the repository root there). Built here with
 # tools/device/pack.sh, which puts the binaries and the shared libraries the device image
 # lacks into .dev/ (git-ignored; named in the call's `carry`). Usage on the device:
-#   tools/device/run.sh tests|logits|bench|all|profile|kernels
+#   tools/device/run.sh tests|ops|engine|logits|bench|all|profile|kernels|pdl|ab
 # tests = ops (the Cuda* op tests) + engine (greedy CPU vs GPU, the engine tests on the GPU).
 # kernels: cuda_kernel_bench (GEMV configurations, tensor-core vs CUDA-core prefill attention).
 # pdl (after bench or profile, which keep the checkpoint): batch-1 decode and throughput with
@@ -12,9 +12,8 @@
 # throughput run.
 # ab (after bench, which keeps the checkpoint with PAGODA_KEEP_CKPT=1): batch-1 decode of
 # .dev/bin/pagoda_base (an earlier commit, packed by pack.sh when PAGODA_BASE_BIN names it),
-# of .dev/bin/pagoda with PAGODA_FUSED_GEMV=0 and as it is, alternately, twice; then the
-# throughput of the base and this one: a same-machine A/B. AB_ROUNDS=1 AB_THROUGHPUT=0: one round,
-# latency only.
+# of .dev/bin/pagoda with PAGODA_FUSED_GEMV=0 and as it is, alternately, AB_ROUNDS times (2);
+# then, unless AB_THROUGHPUT=0, the throughput of the base and this one: a same-machine A/B.
 # Writes logs and report.json under $OUT.
 set -uo pipefail
 what=${1:-all}

@@ -245,11 +245,14 @@ class CudaBackend final : public Backend {
     for (const HostSpan& in : inputs) ins.push_back({in.data, in.bytes, nullptr});
     mirror_.begin_capture(std::move(ins));
     profile_.suspend(true);
+    capturing_ = true;
+    bf16_recorded_ = bf16_recorded_ || !bf16_.empty();
     // Relaxed: the mirror may cudaMalloc graph buffers while the stream records.
     const cudaError_t status = cudaStreamBeginCapture(stream_, cudaStreamCaptureModeRelaxed);
     if (status != cudaSuccess) {
       mirror_.abort_capture();
       profile_.suspend(false);
+      capturing_ = false;
       check(status, "cudaStreamBeginCapture");
     }
   }
@@ -258,6 +261,7 @@ class CudaBackend final : public Backend {
     cudaGraph_t graph = nullptr;
     const cudaError_t ended = cudaStreamEndCapture(stream_, &graph);
     profile_.suspend(false);
+    capturing_ = false;
     forget_bf16_copy();
     if (ended != cudaSuccess) {
       mirror_.abort_capture();
@@ -284,11 +288,16 @@ class CudaBackend final : public Backend {
     cudaGetLastError();  // the failed capture's error is reported by whoever threw
     mirror_.abort_capture();
     profile_.suspend(false);
+    capturing_ = false;
     forget_bf16_copy();
   }
 
   void release_graph(int graph) override {
     if (graph >= 0 && static_cast<size_t>(graph) < graphs_.size()) graphs_[static_cast<size_t>(graph)].reset();
+    if (std::all_of(graphs_.begin(), graphs_.end(), [](const auto& g) { return g == nullptr; })) {
+      held_for_graphs_.clear();
+      bf16_recorded_ = capturing_;
+    }
   }
 
   void replay(int graph) override {
@@ -657,9 +666,27 @@ class CudaBackend final : public Backend {
 
   // The BF16 copy of a matmul's activations; grows, never shrinks (one stream: reuse is safe).
   // (An empty Tensor has numel() 1, the product of no dimensions: hence the empty() tests.)
+  // Graphs record its address. So it is cudaMalloc'ed, not the pool's (grown while a graph
+  // is being captured, a pool allocation would become the graph's own, freed at its next
+  // launch), and a buffer a graph recorded is kept, when it grows, until the graphs go:
+  // back in the pool it would be handed to the next allocation, which every replay would
+  // then overwrite (tests/backend/cuda_graph_memory_test.cpp).
   __nv_bfloat16* bf16_buffer(int64_t n) {
-    if (bf16_.empty() || bf16_.numel() < n) bf16_ = scratch(DType::BF16, {n});
+    if (bf16_.empty() || bf16_.numel() < n) {
+      if (bf16_recorded_) held_for_graphs_.push_back(std::move(bf16_));
+      bf16_ = outside_pool(DType::BF16, {n});
+      bf16_recorded_ = capturing_;
+    }
     return bf16_.data<__nv_bfloat16>();
+  }
+
+  // Device memory that neither the stream's pool nor a graph being captured owns.
+  [[nodiscard]] static Tensor outside_pool(DType dtype, Shape shape) {
+    const Tensor probe = Tensor::view(dtype, shape, nullptr);
+    void* p = nullptr;
+    check(cudaMalloc(&p, std::max<size_t>(probe.nbytes(), 1)), "cudaMalloc");
+    std::shared_ptr<void> storage(p, [](void* q) { cudaFree(q); });
+    return Tensor::shared(dtype, std::move(shape), std::move(storage), p);
   }
 
   std::shared_ptr<StreamOwner> stream_owner_;
@@ -676,6 +703,9 @@ class CudaBackend final : public Backend {
   OpProfile profile_;  // PAGODA_PROFILE=1: GPU time per op, printed at exit
   int num_sms_ = 0;
   Tensor bf16_;
+  bool bf16_recorded_ = false;            // a graph writes bf16_ (see bf16_buffer)
+  bool capturing_ = false;                // between begin_capture and end or abort
+  std::vector<Tensor> held_for_graphs_;   // earlier bf16_ buffers graphs still write
   Tensor sampled_ids_;               // sample()'s device output; grows, never shrinks
   Tensor sample_parts_;              // sample()'s per-part maxima and masses; grows likewise
   std::vector<SampleRowArgs> args_;  // sample()'s rows, reused across steps

@@ -60,9 +60,10 @@ TEST(CudaFusedMatmul, MatchesTheReferenceAndTheUnfusedOps) {
   // k = 14336 at n = 1 norms 28 KB into shared memory; at n >= 2 it exceeds the 47 KB the
   // fused kernel takes and runs the composition. k = 8192 at n = 3 is 48 KB: the whole of a
   // block's shared memory without the kernel's own arrays, so the composition too. n >= 5
-  // runs it as well (cuBLASLt).
+  // runs it as well (cuBLASLt). m = 16384 and 65536 take gemv_config's other choices (one
+  // warp a row for n >= 2, two for n = 1), as Llama's gate/up (28672) and lm head do.
   for (const auto& [m, k] : std::vector<std::pair<int64_t, int64_t>>{
-           {1536, 576}, {512, 4096}, {96, 14336}, {64, 8192}, {258, 320}}) {
+           {1536, 576}, {512, 4096}, {96, 14336}, {64, 8192}, {258, 320}, {16384, 64}, {65536, 32}}) {
     const auto w = bf16_values(rng, size_t(m * k), 0.05f);
     const Tensor wg = gpu->upload(Tensor::view(DType::F32, {m, k}, w.data()));
     const auto norm = random_values(rng, size_t(k));

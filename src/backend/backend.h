@@ -171,6 +171,11 @@ class Backend {
   // or [n, m / 2] gated, not aliasing x. The default runs the ops one after the other; the
   // CUDA backend fuses them into its decode GEMV, where each would be a kernel of its own.
   virtual void fused_matmul(const Tensor& x, const MatmulFusion& fusion, const Tensor& w, Tensor& out);
+  // A hint that w (a weight) is read by a matmul right after an attention over `before` (a
+  // batch's metadata, on k_cache and its v): the backend may start moving w closer to the
+  // cores while that attention leaves the memory bus idle. Changes no result. The CUDA
+  // backend pulls it into L2 for small batches over short contexts; the default does nothing.
+  virtual void prefetch(const Tensor& /*w*/, const AttentionMetadata& /*before*/, const Tensor& /*k_cache*/) {}
   // x[i, :] += bias. x: [n, m]; bias: [m] F32.
   virtual void add_bias(Tensor& x, const Tensor& bias) = 0;
   // x += y, same shape.

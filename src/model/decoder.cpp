@@ -138,6 +138,8 @@ Tensor Decoder::queries_and_cache(int layer, const ForwardBatch& batch, KvCache&
     normed_input.norm = lw.attn_norm;
     normed_input.eps = s.rms_norm_eps;
     backend_.fused_matmul(x, normed_input, *lw.qkv, qkv);
+    // The o projection comes after the attention, which may leave the memory bus idle.
+    backend_.prefetch(*lw.o, batch.attention, cache.k(layer));
     if (lw.qkv_bias != nullptr) backend_.add_bias(qkv, *lw.qkv_bias);
     const HeadNorms norms{lw.q_norm, lw.k_norm, s.rms_norm_eps};
     backend_.split_rope_write_kv(qkv, norms, batch.positions.data(), type.rope, q, cache.k(layer), cache.v(layer),

@@ -120,12 +120,14 @@ TEST(CudaBackend, PagedAttentionMatchesCpuOnRaggedBatches) {
 // chunks of 70 and 64 tokens, GQA groups of 4, 2, 7 and 12 (blocks of 6 heads), a sliding
 // window, softcapping, head_dim 64 to 256. Cache values are BF16-representable, so the CPU
 // (F32 caches) sees the same numbers. In batch-invariant mode each sequence attended alone
-// must give the same bits as inside the batch.
+// must give the same bits as inside the batch. The split decodes are combined by a kernel of
+// their own (the default) or by their last split (PAGODA_FOLD_COMBINE=1): the same bits.
 TEST(CudaBackend, PagedAttentionOnBf16CachesMatchesCpuOverLongContexts) {
   PAGODA_NEED_GPU();
   auto& [cpu, gpu] = backends();
   ASSERT_EQ(gpu->kv_cache_dtype(), DType::BF16);
   std::unique_ptr<Backend> one_pass = batch_invariant_gpu();
+  std::unique_ptr<Backend> folded = gpu_with("PAGODA_FOLD_COMBINE", "1");
   std::mt19937 rng(11);
   const AttentionCase cases[] = {{32, 8, 128, 0, 0.0f}, {16, 8, 64, 0, 0.0f}, {14, 2, 64, 0, 30.0f},
                                  {4, 1, 256, 100, 0.0f}, {12, 1, 96, 0, 0.0f}};
@@ -156,13 +158,19 @@ TEST(CudaBackend, PagedAttentionOnBf16CachesMatchesCpuOverLongContexts) {
     cpu->paged_attention(on(*cpu, q, q_shape), kc, vc, meta, scale, c.window, c.softcap, oc);
     const std::vector<float> expected = back(*cpu, oc);
 
-    for (Backend* b : {gpu.get(), one_pass.get()}) {
+    std::vector<float> split_result;
+    for (Backend* b : {gpu.get(), folded.get(), one_pass.get()}) {
       Tensor kg = b->alloc(DType::BF16, cache_shape), vg = b->alloc(DType::BF16, cache_shape);
       fill_caches(*b, cache_k, cache_v, kg, vg);
       b->write_kv(on(*b, k, kv_shape), on(*b, v, kv_shape), kg, vg, meta);
       Tensor og = b->alloc(DType::F32, q_shape);
       b->paged_attention(on(*b, q, q_shape), kg, vg, meta, scale, c.window, c.softcap, og);
       const std::vector<float> got = back(*b, og);
+      if (b == gpu.get()) split_result = got;
+      if (b == folded.get()) {
+        EXPECT_EQ(got, split_result) << "combined by the last split, heads " << c.heads << "/" << c.kv_heads;
+        continue;
+      }
       const int64_t row = c.heads * c.head_dim;
       // The decodes (rows 0 and 1) run on CUDA cores in F32; the prefill chunks do too in
       // one-pass mode, and otherwise on the tensor cores with q and P in BF16.

@@ -265,6 +265,32 @@ TEST(CudaBackend, BatchInvariantMatmulGivesEveryRowTheSameBits) {
   }
 }
 
+// prefetch() is a hint: the GEMV that reads the prefetched weight (from L2, on Hopper)
+// gives the same bits as without it, for weights larger and smaller than what it fetches and
+// of sizes that are not a whole number of 16-byte pieces.
+TEST(CudaBackend, PrefetchChangesNoResult) {
+  PAGODA_NEED_GPU();
+  const std::unique_ptr<Backend> gpu = gpu_with("PAGODA_L2_PREFETCH", "60");  // off by default
+  std::mt19937 rng(6);
+  // What the prefetch follows: one decode over 100 tokens of a small cache.
+  const Tensor cache = gpu->alloc(DType::BF16, {16, 16, 2, 64});
+  const std::vector<int32_t> qsl = {0, 1}, seq_lens = {100}, table = {1, 2, 3, 4, 5, 6, 7};
+  const std::vector<int64_t> slots = {6 * 16 + 3};
+  const AttentionMetadata decode{1, 1, qsl.data(), seq_lens.data(), table.data(), 7, slots.data()};
+  for (const auto& [m, k] : std::vector<std::pair<int64_t, int64_t>>{{4096, 4096}, {8192, 4096}, {3, 5}, {1, 8}}) {
+    const auto w = bf16_values(rng, size_t(m * k), 0.05f);
+    std::vector<uint16_t> w16(w.size());
+    for (size_t i = 0; i < w.size(); ++i) w16[i] = f32_to_bf16(w[i]);
+    const Tensor wg = gpu->upload(Tensor::view(DType::BF16, {m, k}, w16.data()));
+    const Tensor x = on(*gpu, bf16_values(rng, size_t(k)), {1, k});
+    Tensor plain = gpu->alloc(DType::F32, {1, m}), prefetched = gpu->alloc(DType::F32, {1, m});
+    gpu->matmul(x, wg, plain);
+    gpu->prefetch(wg, decode, cache);
+    gpu->matmul(x, wg, prefetched);
+    EXPECT_EQ(back(*gpu, prefetched), back(*gpu, plain)) << m << " x " << k;
+  }
+}
+
 TEST(CudaBackend, MemoryInfoAndBadInput) {
   PAGODA_NEED_GPU();
   auto& [cpu, gpu] = backends();

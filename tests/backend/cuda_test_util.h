@@ -66,13 +66,16 @@ inline double relative_error(const std::vector<float>& a, const std::vector<floa
   return std::sqrt(num / std::max(den, 1e-30));
 }
 
-// A second GPU backend in batch-invariant mode (PAGODA_BATCH_INVARIANT).
-inline std::unique_ptr<Backend> batch_invariant_gpu() {
-  setenv("PAGODA_BATCH_INVARIANT", "1", 1);
+// Another GPU backend, made with one environment setting (the backend reads it once).
+inline std::unique_ptr<Backend> gpu_with(const char* name, const char* value) {
+  setenv(name, value, 1);
   std::unique_ptr<Backend> gpu = make_backend("cuda");
-  unsetenv("PAGODA_BATCH_INVARIANT");
+  unsetenv(name);
   return gpu;
 }
+
+// A second GPU backend in batch-invariant mode (PAGODA_BATCH_INVARIANT).
+inline std::unique_ptr<Backend> batch_invariant_gpu() { return gpu_with("PAGODA_BATCH_INVARIANT", "1"); }
 
 // Fills every slot of a pair of caches from host values ([num_blocks * block_size, kv_heads,
 // head_dim]) through write_kv, which converts to the caches' dtype.

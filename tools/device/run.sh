@@ -10,9 +10,11 @@
 # profile (after bench, which builds the Llama-3.1-8B-shaped checkpoint): GPU time per op
 # (PAGODA_PROFILE=1) for a 1,024-token prefill, batch-1 decode (graphs, and eager) and the
 # throughput run.
-# ab (after bench, which keeps the checkpoint with PAGODA_KEEP_CKPT=1): batch-1 decode of
+# ab (after bench, which keeps the checkpoint in /tmp/pagoda_ckpt): batch-1 decode of
 # .dev/bin/pagoda_base (an earlier commit, packed by pack.sh when PAGODA_BASE_BIN names it),
-# of .dev/bin/pagoda with PAGODA_FUSED_GEMV=0 and as it is, alternately, AB_ROUNDS times (2);
+# of .dev/bin/pagoda under each setting in AB_VARIANTS (space-separated; a setting is
+# VAR=value, or several joined by +; default PAGODA_FUSED_GEMV=0) and as it is, alternately,
+# AB_ROUNDS times (2);
 # then, unless AB_THROUGHPUT=0, the throughput of the base and this one: a same-machine A/B.
 # Writes logs and report.json under $OUT.
 set -uo pipefail
@@ -50,8 +52,14 @@ fi
 if [[ $what == bench || $what == all ]]; then
   models=qwen25_05b,qwen3_06b,llama31_8b
   [[ $what == bench ]] && models=llama31_8b
-  PYTHONUNBUFFERED=1 python3 tools/cuda_vs_transformers.py --pagoda .dev/bin/pagoda --out "$out" \
+  PAGODA_KEEP_CKPT=1 PYTHONUNBUFFERED=1 python3 tools/cuda_vs_transformers.py --pagoda .dev/bin/pagoda --out "$out" \
     --models $models --bench --tokenizer .dev/tok 2>&1 | tee "$out/bench.log" | tail -40
+  # A long prefill right after a one-token decode: the prefill grows the BF16 activation
+  # buffer the decode graphs write, which once handed the graphs' memory to its block tables
+  # (an illegal address; tests/backend/cuda_graph_memory_test.cpp).
+  .dev/bin/pagoda bench latency /tmp/pagoda_ckpt/llama31_8b --device cuda --input-len 1024 --output-len 2 \
+    --num-iters 1 --output-json "$out/prefill_after_decode.json" > /dev/null 2> "$out/prefill_after_decode.err" &&
+    echo "prefill after a one-token decode: ok" || { echo "prefill after a one-token decode FAILED:"; tail -2 "$out/prefill_after_decode.err"; }
 fi
 if [[ $what == pdl ]]; then
   ckpt=/tmp/pagoda_ckpt/llama31_8b
@@ -84,7 +92,7 @@ print('$name: throughput %.0f output tok/s' % t['output_tokens_per_second'])"
   }
   for round in $(seq "${AB_ROUNDS:-2}"); do
     [ -x .dev/bin/pagoda_base ] && lat base_$round pagoda_base
-    lat unfused_$round pagoda PAGODA_FUSED_GEMV=0
+    for variant in ${AB_VARIANTS:-PAGODA_FUSED_GEMV=0}; do lat "${variant}_$round" pagoda ${variant//+/ }; done
     lat new_$round pagoda
   done
   if [[ ${AB_THROUGHPUT:-1} == 1 ]]; then

@@ -17,7 +17,9 @@
 // context is split (flash-decoding): split z of a sequence covers keys
 // [z * split_keys, (z + 1) * split_keys) with split_keys a multiple of 32 derived on the
 // device from that sequence's own length; each split writes its running max, denominator
-// and unnormalized sum, and a second kernel combines them in split order.
+// and unnormalized sum, and the split of a (tile, head group) that finishes last combines
+// them in split order (a counter per pair says which is last), or, without counters, a
+// second kernel does: the same arithmetic, the same bits.
 // Prefill chunks go to the tensor cores instead where they can (attention_prefill.cu).
 #include <algorithm>
 #include <cmath>
@@ -64,12 +66,17 @@ size_t smem_bytes(int head_dim, int rows) {
   return 2 * size_t{kChunk} * smem_stride<KvT>(head_dim) * sizeof(KvT) + size_t(rows) * head_dim * sizeof(float);
 }
 
+template <int kPerLane>
+__device__ void combine_row(const float* partial, int num_splits, int num_tokens, int num_heads, int64_t head_dim,
+                            int t, int h, float* out, __nv_bfloat16* out_bf16);
+
 // Row r of a block is (token t0 + r / heads_per_block, head y * heads_per_block + r % ...).
 // partial == nullptr: one split, out is written. Otherwise split blockIdx.z writes
-// partial[(z, t, h)] = {max, denom, acc[head_dim]}.
+// partial[(z, t, h)] = {max, denom, acc[head_dim]}, and with counters the last split of the
+// block's (tile, head group) to finish combines them into out.
 template <int kPerLane, class KvT>
 __global__ void __launch_bounds__(kMaxRowsPerBlock * 32)
-    attention_kernel(AttentionArgs a, PagedKv kv, int num_splits, float* partial) {
+    attention_kernel(AttentionArgs a, PagedKv kv, int num_splits, float* partial, int* counters) {
   constexpr int kHeadDim = kPerLane * 32;
   constexpr int kStride = smem_stride<KvT>(kHeadDim);
   extern __shared__ __align__(16) unsigned char smem_raw[];
@@ -171,17 +178,34 @@ __global__ void __launch_bounds__(kMaxRowsPerBlock * 32)
     }
     running_max = new_max;
   }
-  if (!active) return;
   if (partial != nullptr) {
-    float* slot = partial + ((static_cast<int64_t>(blockIdx.z) * a.num_tokens + t) * a.num_heads + h) * (kHeadDim + 2);
-    if (lane == 0) {
-      slot[0] = running_max;
-      slot[1] = denom;
-    }
+    if (active) {
+      float* slot =
+          partial + ((static_cast<int64_t>(blockIdx.z) * a.num_tokens + t) * a.num_heads + h) * (kHeadDim + 2);
+      if (lane == 0) {
+        slot[0] = running_max;
+        slot[1] = denom;
+      }
 #pragma unroll
-    for (int j = 0; j < kPerLane; ++j) slot[2 + j * 32 + lane] = acc[j];
+      for (int j = 0; j < kPerLane; ++j) slot[2 + j * 32 + lane] = acc[j];
+    }
+    if (counters == nullptr) return;  // combine_splits_kernel combines
+    // Publish this split's partials, then count it; the split that counts last reads them all.
+    __shared__ bool last;
+    __threadfence();
+    __syncthreads();
+    if (threadIdx.x == 0) {
+      int* counter = counters + static_cast<int64_t>(blockIdx.y) * gridDim.x + blockIdx.x;
+      last = atomicAdd(counter, 1) == num_splits - 1;
+      if (last) *counter = 0;  // every split has counted: ready for the next launch
+    }
+    __syncthreads();
+    if (!last || !active) return;
+    __threadfence();
+    combine_row<kPerLane>(partial, num_splits, a.num_tokens, a.num_heads, kHeadDim, t, h, a.out, a.out_bf16);
     return;
   }
+  if (!active) return;
   const int64_t orow = (static_cast<int64_t>(t) * a.num_heads + h) * kHeadDim;
   const float inv = 1.0f / denom;
 #pragma unroll
@@ -204,15 +228,17 @@ __device__ void combine_row(const float* partial, int num_splits, int num_tokens
   const int64_t stride = static_cast<int64_t>(num_tokens) * num_heads * (head_dim + 2);
   const float* first = partial + (static_cast<int64_t>(t) * num_heads + h) * (head_dim + 2);
   float global_max = -INFINITY;
-  for (int z = lane; z < num_splits; z += 32) global_max = fmaxf(global_max, first[z * stride]);
+  // __ldcg: the partials may have been written by other blocks of this same kernel (L2 is
+  // coherent, L1 is not).
+  for (int z = lane; z < num_splits; z += 32) global_max = fmaxf(global_max, __ldcg(first + z * stride));
   for (int o = 16; o > 0; o /= 2) global_max = fmaxf(global_max, __shfl_xor_sync(0xffffffffu, global_max, o));
   float denom = 0.0f, acc[kPerLane] = {};
   for (int z0 = 0; z0 < num_splits; z0 += 32) {
     const int z = z0 + lane;
     float weight = 0.0f;
     if (z < num_splits) {
-      const float split_denom = first[z * stride + 1];  // 0: a split with none of this token's keys
-      if (split_denom != 0.0f) weight = expf(first[z * stride] - global_max);
+      const float split_denom = __ldcg(first + z * stride + 1);  // 0: a split with none of this token's keys
+      if (split_denom != 0.0f) weight = expf(__ldcg(first + z * stride) - global_max);
       denom = fmaf(weight, split_denom, denom);
     }
     // Four live splits at a time: their loads in flight together, then added in order.
@@ -226,7 +252,7 @@ __device__ void combine_row(const float* partial, int num_splits, int num_tokens
         w[u] = live != 0 ? __shfl_sync(0xffffffffu, weight, src) : 0.0f;
         const float* slot = first + (z0 + src) * stride;
 #pragma unroll
-        for (int j = 0; j < kPerLane; ++j) v[u][j] = live != 0 ? slot[2 + j * 32 + lane] : 0.0f;
+        for (int j = 0; j < kPerLane; ++j) v[u][j] = live != 0 ? __ldcg(slot + 2 + j * 32 + lane) : 0.0f;
         live &= live - 1;
       }
 #pragma unroll
@@ -279,11 +305,12 @@ void launch_attention(const AttentionArgs& a, const PagedKv& kv, const Attention
   const unsigned threads = static_cast<unsigned>(rows * 32);
   if (split.num_splits <= 1) {
     launch_pdl(attention_kernel<kPerLane, KvT>, grid, dim3(threads), smem, stream, "paged_attention", a, kv, 1,
-               static_cast<float*>(nullptr));
+               static_cast<float*>(nullptr), static_cast<int*>(nullptr));
     return;
   }
   launch_pdl(attention_kernel<kPerLane, KvT>, grid, dim3(threads), smem, stream, "paged_attention (split)", a, kv,
-             split.num_splits, split.workspace);
+             split.num_splits, split.workspace, split.counters);
+  if (split.counters != nullptr) return;
   const unsigned head_blocks = static_cast<unsigned>((a.num_heads + kCombineWarps - 1) / kCombineWarps);
   launch_pdl(combine_splits_kernel<kPerLane>, dim3(static_cast<unsigned>(a.num_tiles), head_blocks),
              dim3(kCombineWarps * 32), 0, stream, "paged_attention (combine)", a, split.workspace, split.num_splits,

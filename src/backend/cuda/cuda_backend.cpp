@@ -55,12 +55,23 @@ class CudaBackend final : public Backend {
         uploader_(stream_),
         batch_invariant_(env_flag("PAGODA_BATCH_INVARIANT")),
         fuse_decode_ops_(!env_off("PAGODA_FUSED_GEMV")),
+        fold_combine_(env_flag("PAGODA_FOLD_COMBINE")),
         gemm_(stream_, batch_invariant_),
         profile_(stream_, env_flag("PAGODA_PROFILE")) {
     cudaDeviceProp prop{};
     check(cudaGetDeviceProperties(&prop, device), "cudaGetDeviceProperties");
     name_ = std::string("cuda-") + prop.name;
     num_sms_ = prop.multiProcessorCount;
+    // PAGODA_L2_PREFETCH: the share of L2 (percent) a prefetched weight may fill; 0, the
+    // default until it is measured on the H200 (tools/device/NOTES.md), turns prefetching
+    // off. Hopper and later only (the bulk prefetch instruction).
+    const char* share = std::getenv("PAGODA_L2_PREFETCH");
+    const int percent = share != nullptr ? std::clamp(std::atoi(share), 0, 100) : 0;
+    l2_bytes_ = prop.l2CacheSize;
+    if (prop.major >= 9) l2_prefetch_bytes_ = l2_bytes_ * percent / 100;
+    split_counters_ = outside_pool(DType::I32, {kSplitCounters});
+    check(cudaMemsetAsync(split_counters_.raw(), 0, split_counters_.nbytes(), stream_),
+          "cudaMemsetAsync (split counters)");
   }
 
   ~CudaBackend() override { cudaStreamSynchronize(stream_); }
@@ -311,6 +322,23 @@ class CudaBackend final : public Backend {
       check(cudaMemcpyAsync(in.device, in.host, in.bytes, cudaMemcpyHostToDevice, stream_), "cudaMemcpyAsync (graph input)");
     }
     check(cudaGraphLaunch(g.exec, stream_), "cudaGraphLaunch");
+  }
+
+  // Only where the GEMV reads w (a few rows: the weight's streaming is the matmul's whole
+  // cost) and the attention before it reads little KV cache, at most half of L2 (checked on
+  // the device, prefetch.cu): a long context keeps the bus busy and would push w out again.
+  void prefetch(const Tensor& w, const AttentionMetadata& before, const Tensor& k_cache) override {
+    if (l2_prefetch_bytes_ == 0 || batch_invariant_ || before.num_tokens > cuda::kMaxGemvRows ||
+        before.num_seqs < 1 || k_cache.ndim() != 4) {
+      return;
+    }
+    const int64_t slots = std::max<int64_t>(1, k_cache.dim(0) * k_cache.dim(1));
+    const auto slot_bytes = static_cast<int64_t>(k_cache.nbytes()) / slots;
+    const int64_t max_context = l2_bytes_ / 2 / std::max<int64_t>(1, 2 * slot_bytes);  // K and V
+    const OpProfile::Scope profile_scope(profile_, "prefetch");
+    cuda::prefetch_l2(w.raw(), std::min(static_cast<int64_t>(w.nbytes()), l2_prefetch_bytes_),
+                      mirror_.get(before.seq_lens, static_cast<size_t>(before.num_seqs)), before.num_seqs, max_context,
+                      stream_);
   }
 
   void embedding(const Tensor& table, const int32_t* ids, int n, Tensor& out) override {
@@ -570,6 +598,9 @@ class CudaBackend final : public Backend {
     if (split.num_splits > 1) {
       workspace = scratch(DType::F32, {split.num_splits, meta.num_tokens, a.num_heads, layout.head_dim + 2});
       split.workspace = workspace.data<float>();
+      // The last split of each (tile, head group) combines them, saving a kernel a layer.
+      const int64_t pairs = int64_t{a.num_tiles} * (a.num_heads / a.heads_per_block);
+      if (fold_combine_ && pairs <= kSplitCounters) split.counters = split_counters_.data<int32_t>();
     }
     cuda::paged_attention(a, layout, split, stream_);
   }
@@ -699,10 +730,20 @@ class CudaBackend final : public Backend {
   // PAGODA_FUSED_GEMV=0: fused_matmul runs the ops one after the other (for A/B runs, and a
   // way back should the fused GEMV misbehave on some model).
   bool fuse_decode_ops_;
+  // PAGODA_FOLD_COMBINE=1: the last split of a split attention combines them, instead of a
+  // kernel of its own (off until measured on the H200: tools/device/NOTES.md).
+  bool fold_combine_;
   LtGemm gemm_;
   OpProfile profile_;  // PAGODA_PROFILE=1: GPU time per op, printed at exit
   int num_sms_ = 0;
+  int64_t l2_bytes_ = 0;
+  int64_t l2_prefetch_bytes_ = 0;  // the most of a weight prefetch() asks for (0: off)
   Tensor bf16_;
+  // The attention's split counters (AttentionSplit), zero between launches. Fixed in size,
+  // so never freed under a graph; a batch with more (tile, head group) pairs than this is
+  // combined by a second kernel (it is large enough not to be split at all).
+  static constexpr int64_t kSplitCounters = 16384;
+  Tensor split_counters_;
   bool bf16_recorded_ = false;            // a graph writes bf16_ (see bf16_buffer)
   bool capturing_ = false;                // between begin_capture and end or abort
   std::vector<Tensor> held_for_graphs_;   // earlier bf16_ buffers graphs still write

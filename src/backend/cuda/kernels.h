@@ -13,6 +13,12 @@
 
 namespace pagoda::cuda {
 
+// Asks the GPU to bring bytes at p (16-byte aligned) into L2 for a kernel queued later,
+// unless the num_seqs lengths at seq_lens (device memory) add up to more than max_context;
+// nothing waits for it (prefetch.cu; a no-op below sm_90).
+void prefetch_l2(const void* p, int64_t bytes, const int32_t* seq_lens, int num_seqs, int64_t max_context,
+                 cudaStream_t stream);
+
 // Elementwise (elementwise.cu). n counts elements.
 void to_bf16(const float* x, __nv_bfloat16* out, int64_t n, cudaStream_t stream);
 void add(float* x, const float* y, int64_t n, cudaStream_t stream);
@@ -165,9 +171,12 @@ void attention_tiles(const int32_t* query_start_loc, int num_seqs, int tile_toke
 // How a launch splits each context (flash-decoding): num_splits <= 1 runs one pass; else
 // split z of a sequence covers a 32-aligned z-th of its keys, and workspace holds
 // num_splits * num_tokens * num_heads * (head_dim + 2) floats.
+// With counters (one int per (tile, head group), zero, left zero), the split that finishes
+// last combines them in the attention kernel itself; without, a second kernel does.
 struct AttentionSplit {
   int num_splits = 1;
   float* workspace = nullptr;
+  int* counters = nullptr;
 };
 
 // How many splits fill the GPU: enough blocks for ~4 per SM, at most 64. A function of the

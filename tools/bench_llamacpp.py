@@ -11,7 +11,7 @@ with GGML_NATIVE=ON. Batch size 1, one sequence:
   * decode: --output-len single-token llama_decode steps after it, each feeding the
     argmax of the previous logits (greedy), wall clock for all steps together;
   * repeated --iters times (cache cleared in between); the median of each is reported.
-peak_rss_mb is the process's peak resident set (getrusage ru_maxrss), which includes the
+peak_rss_mb is the process's peak resident set (VmHWM), which includes the
 Python interpreter (baseline_rss_mb, measured before the model is loaded). CPU seconds
 per phase and the load average are recorded too: wall clock on a shared machine is only
 meaningful when load_average is below the core count.
@@ -39,6 +39,12 @@ import llamacpp_ref as R  # noqa: E402
 
 
 def rss_mb() -> float:
+    """The peak resident set of this process's own address space (VmHWM): getrusage's
+    ru_maxrss also carries over a parent's peak through fork and exec."""
+    with open("/proc/self/status") as f:
+        for line in f:
+            if line.startswith("VmHWM:"):
+                return float(line.split()[1]) / 1024.0  # kB
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0  # KiB on Linux
 
 

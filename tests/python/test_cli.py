@@ -58,3 +58,20 @@ def test_bench_tokenize_refuses_a_bad_corpus(pagoda_bin, tmp_path):
     r = subprocess.run([pagoda_bin, "bench", "tokenize", str(model), "--corpus", str(tmp_path / "none")],
                        capture_output=True, text=True)
     assert r.returncode != 0 and "cannot open corpus" in r.stderr
+
+
+def test_bench_peak_rss_is_pagodas_own(pagoda_bin, tmp_path):
+    """`peak_rss_mb` is pagoda's own high-water mark. getrusage's ru_maxrss is not: Linux
+    carries the parent's peak over fork and exec, so a bench started from a Python process
+    that held a 16 GB model reported 16 GB. Here the parent holds 1 GB, the model is ~100 MB."""
+    ballast = bytearray(1 << 30)
+    for i in range(0, len(ballast), 4096):  # touched: resident, not just reserved
+        ballast[i] = 1
+    out = tmp_path / "latency.json"
+    r = subprocess.run([pagoda_bin, "bench", "latency", str(model_path("smollm2")), "--device", "cpu",
+                        "--input-len", "8", "--output-len", "2", "--num-iters", "1", "--output-json", str(out)],
+                       capture_output=True, text=True)
+    del ballast
+    assert r.returncode == 0, r.stderr
+    peak = json.loads(out.read_text())["peak_rss_mb"]
+    assert 20 < peak < 700, peak

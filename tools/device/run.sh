@@ -2,7 +2,12 @@
 # What one call of the device machine runs (from the repository root there). Built here with
 # tools/device/pack.sh, which puts the binaries and the shared libraries the device image
 # lacks into .dev/ (git-ignored; named in the call's `carry`). Usage on the device:
-#   tools/device/run.sh tests|ops|engine|logits|bench|all|profile|kernels|pdl|ab
+#   tools/device/run.sh verify|tests|ops|engine|logits|bench|all|profile|kernels|pdl|ab
+# verify: what one call should run (about 460 s on the H200, under the 600 s a call may take),
+# most important first in case it is cut short: ops, compute-sanitizer over the tests of the
+# graph memory, the prefetch and the split attention, bench, an A/B of the opt-in decode
+# settings (VERIFY_OPT_IN, each alone and together), engine with them on, and an eager
+# per-op profile with them on.
 # tests = ops (the Cuda* op tests) + engine (greedy CPU vs GPU, the engine tests on the GPU).
 # kernels: cuda_kernel_bench (GEMV configurations, tensor-core vs CUDA-core prefill attention).
 # pdl (after bench or profile, which keep the checkpoint): batch-1 decode and throughput with
@@ -116,4 +121,23 @@ if [[ $what == profile ]]; then
     --num-prompts 1000 --max-num-seqs 256 --max-num-batched-tokens 8192 --max-model-len 256 \
     > "$out/throughput_profiled.json" 2> "$out/profile_throughput.txt"
   head -30 "$out"/profile_*.txt
+fi
+if [[ $what == verify ]]; then
+  opt_in=${VERIFY_OPT_IN:-PAGODA_FOLD_COMBINE=1 PAGODA_L2_PREFETCH=60}
+  timeout 90 "$0" ops > "$out/ops_console.log" 2>&1
+  grep -E "^\[  (FAILED|PASSED) |Failure" "$out/cuda_tests.log"
+  sanitizer=$(command -v compute-sanitizer || echo /usr/local/cuda/bin/compute-sanitizer)
+  timeout 60 "$sanitizer" --print-limit 3 .dev/bin/pagoda_tests \
+    --gtest_filter='CudaGraphMemory*:CudaBackend.Prefetch*:CudaBackend.PagedAttentionOnBf16*' > "$out/sanitizer.log" 2>&1
+  echo "compute-sanitizer: $(grep -E 'ERROR SUMMARY' "$out/sanitizer.log" | tail -1)"
+  timeout 240 "$0" bench > "$out/bench_console.log" 2>&1
+  tail -8 "$out/bench_console.log"
+  AB_ROUNDS=2 AB_THROUGHPUT=0 AB_VARIANTS="$opt_in ${opt_in// /+}" timeout 150 "$0" ab 2>&1 | grep decode
+  env $opt_in timeout 120 "$0" engine > "$out/engine_console.log" 2>&1
+  grep -E "^\[  (FAILED|PASSED) |Failure" "$out/engine_gpu_tests.log" "$out/engine_gpu_invariant.log"
+  tail -3 "$out/greedy.log"
+  env $opt_in PAGODA_PROFILE=1 timeout 40 .dev/bin/pagoda bench latency /tmp/pagoda_ckpt/llama31_8b --device cuda \
+    --input-len 16 --output-len 256 --num-iters 1 --enforce-eager > "$out/decode_eager_opt_in.json" \
+    2> "$out/profile_decode_eager_opt_in.txt"
+  head -14 "$out/profile_decode_eager_opt_in.txt"
 fi

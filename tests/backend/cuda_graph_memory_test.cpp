@@ -57,5 +57,31 @@ TEST(CudaGraphMemory, ABufferAGraphRecordedIsNotHandedOutWhenItGrows) {
   gpu->release_graph(graph);
 }
 
+// The buffer's first allocation may happen while a graph is being recorded (nothing ran
+// eagerly before). A pool allocation made then would be the graph's own memory, not mapped
+// until the graph runs and freed at each relaunch; the ops that run eagerly afterwards must
+// still have a buffer of their own.
+TEST(CudaGraphMemory, ABufferFirstMadeWhileRecordingServesEagerOpsToo) {
+  PAGODA_NEED_GPU();
+  const std::unique_ptr<Backend> gpu = make_backend("cuda");
+  if (!gpu->can_capture()) GTEST_SKIP() << "graphs are off (PAGODA_CUDA_GRAPHS=0)";
+  std::mt19937 rng(10);
+  const int64_t m = 128, k = 1024;
+  const auto w = bf16_values(rng, size_t(m * k), 0.05f);
+  std::vector<uint16_t> w16(w.size());
+  for (size_t i = 0; i < w.size(); ++i) w16[i] = f32_to_bf16(w[i]);
+  const Tensor wg = gpu->upload(Tensor::view(DType::BF16, {m, k}, w16.data()));
+  const Tensor x = on(*gpu, bf16_values(rng, size_t(2 * k)), {2, k});
+  Tensor recorded = gpu->alloc(DType::F32, {2, m}), eager = gpu->alloc(DType::F32, {2, m});
+  gpu->begin_capture({});
+  gpu->matmul(x, wg, recorded);
+  const int graph = gpu->end_capture();
+  gpu->matmul(x, wg, eager);  // before the graph has ever run
+  gpu->replay(graph);
+  gpu->matmul(x, wg, eager);  // and after
+  EXPECT_EQ(back(*gpu, eager), back(*gpu, recorded));
+  gpu->release_graph(graph);
+}
+
 }  // namespace
 }  // namespace pagoda

@@ -315,6 +315,62 @@ TEST(CudaSampling, ARowHandedBackCarriesItsEdits) {
   expect_rows_equal(*gpu, logits, cases, vocab);  // what the host samples with processors_applied
 }
 
+// Edits and a random draw in one sample() call, as a decode step with processors and
+// temperature runs them: the draw is the host processors' row through the host filters. A
+// row per probe (the edits apply in place), each probed at the middle of a survivor's
+// interval of the host-processed row's CDF.
+TEST(CudaSampling, EditsThenADrawInOneCallAreTheHostProcessorsThenItsFilters) {
+  PAGODA_NEED_GPU();
+  std::unique_ptr<Backend> gpu = make_backend("cuda");
+  std::mt19937 rng(15);
+  const int64_t vocab = 4096;
+  std::vector<float> all;
+  std::vector<SampleRowSpec> specs;
+  std::vector<LogitEdit> edits;
+  std::vector<int32_t> expected;
+  ProcessorScratch scratch;
+  for (int r = 0; r < 24; ++r) {
+    const std::vector<float> raw = random_row(rng, vocab, r % 4);
+    const History h = random_history(rng, vocab);
+    SamplingParams p;
+    p.temperature = r % 3 == 0 ? 0.5f : 1.1f;
+    p.top_p = r % 2 == 0 ? 0.8f : 1.0f;
+    p.top_k = r % 4 == 1 ? 50 : 0;
+    p.min_p = r % 5 == 2 ? 0.05f : 0.0f;
+    add_random_processors(rng, vocab, h, p);
+    std::vector<float> processed = raw;
+    apply_logits_processors(processed, p, h.prompt, h.output, scratch);
+    const std::vector<Interval> intervals = reference_intervals(processed, p);
+    std::uniform_int_distribution<size_t> pick(0, intervals.size() - 1);
+    for (int probe = 0; probe < 3; ++probe) {
+      const Interval& iv = intervals[pick(rng)];
+      if (iv.prob < 1e-6) continue;  // within float rounding of the total
+      SampleRowSpec spec;
+      spec.logit_row = static_cast<int32_t>(specs.size());
+      spec.temperature = p.effective_temperature();
+      spec.top_k = p.top_k;
+      spec.top_p = p.top_p;
+      spec.min_p = p.min_p;
+      spec.uniform = iv.start + iv.prob / 2;
+      spec.edits_begin = static_cast<int32_t>(edits.size());
+      append_logit_edits(p, h.prompt, h.output, static_cast<size_t>(vocab), scratch, edits);
+      spec.edits_end = static_cast<int32_t>(edits.size());
+      spec.penalties = row_penalties(p);
+      specs.push_back(spec);
+      expected.push_back(iv.id);
+      all.insert(all.end(), raw.begin(), raw.end());
+    }
+  }
+  Tensor logits = gpu->alloc(DType::F32, {static_cast<int64_t>(specs.size()), vocab});
+  gpu->copy_from_host(all.data(), logits);
+  std::vector<int32_t> ids(specs.size(), -7);
+  gpu->sample(logits, specs, edits, ids.data());
+  for (size_t j = 0; j < specs.size(); ++j) {
+    EXPECT_EQ(ids[j], expected[j]) << "probe " << j << " (u " << specs[j].uniform << ", T " << specs[j].temperature
+                                   << ", top_k " << specs[j].top_k << ", top_p " << specs[j].top_p << ")";
+  }
+}
+
 // Logprobs on the device are those of the raw logits (before the edits), as the host's
 // log_softmax and gather_logprobs give them at the device's token: the same top ids in the
 // same order (ties, on the coarse-grid rows, by id), the same ranks, and the same logprobs up

@@ -278,10 +278,7 @@ TEST(CudaBackend, PrefetchChangesNoResult) {
   const std::vector<int64_t> slots = {6 * 16 + 3};
   const AttentionMetadata decode{1, 1, qsl.data(), seq_lens.data(), table.data(), 7, slots.data()};
   for (const auto& [m, k] : std::vector<std::pair<int64_t, int64_t>>{{4096, 4096}, {8192, 4096}, {3, 5}, {1, 8}}) {
-    const auto w = bf16_values(rng, size_t(m * k), 0.05f);
-    std::vector<uint16_t> w16(w.size());
-    for (size_t i = 0; i < w.size(); ++i) w16[i] = f32_to_bf16(w[i]);
-    const Tensor wg = gpu->upload(Tensor::view(DType::BF16, {m, k}, w16.data()));
+    const Tensor wg = random_bf16_weight(*gpu, rng, m, k);
     const Tensor x = on(*gpu, bf16_values(rng, size_t(k)), {1, k});
     Tensor plain = gpu->alloc(DType::F32, {1, m}), prefetched = gpu->alloc(DType::F32, {1, m});
     gpu->matmul(x, wg, plain);

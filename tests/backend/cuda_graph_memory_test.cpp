@@ -11,7 +11,6 @@
 #include <vector>
 
 #include "backend/backend.h"
-#include "core/half.h"
 #include "cuda_test_util.h"
 
 namespace pagoda {
@@ -25,10 +24,7 @@ TEST(CudaGraphMemory, ABufferAGraphRecordedIsNotHandedOutWhenItGrows) {
   if (!gpu->can_capture()) GTEST_SKIP() << "graphs are off (PAGODA_CUDA_GRAPHS=0)";
   std::mt19937 rng(9);
   const int64_t m = 256, k = 4096;
-  const auto w = bf16_values(rng, size_t(m * k), 0.05f);
-  std::vector<uint16_t> w16(w.size());
-  for (size_t i = 0; i < w.size(); ++i) w16[i] = f32_to_bf16(w[i]);
-  const Tensor wg = gpu->upload(Tensor::view(DType::BF16, {m, k}, w16.data()));
+  const Tensor wg = random_bf16_weight(*gpu, rng, m, k);
 
   // A one-row matmul (the decode GEMV) run once eagerly, as DecodeGraphs does before it
   // records, then recorded: the graph converts x into the BF16 buffer as it is now (1 x k).
@@ -67,10 +63,7 @@ TEST(CudaGraphMemory, ABufferFirstMadeWhileRecordingServesEagerOpsToo) {
   if (!gpu->can_capture()) GTEST_SKIP() << "graphs are off (PAGODA_CUDA_GRAPHS=0)";
   std::mt19937 rng(10);
   const int64_t m = 128, k = 1024;
-  const auto w = bf16_values(rng, size_t(m * k), 0.05f);
-  std::vector<uint16_t> w16(w.size());
-  for (size_t i = 0; i < w.size(); ++i) w16[i] = f32_to_bf16(w[i]);
-  const Tensor wg = gpu->upload(Tensor::view(DType::BF16, {m, k}, w16.data()));
+  const Tensor wg = random_bf16_weight(*gpu, rng, m, k);
   const Tensor x = on(*gpu, bf16_values(rng, size_t(2 * k)), {2, k});
   Tensor recorded = gpu->alloc(DType::F32, {2, m}), eager = gpu->alloc(DType::F32, {2, m});
   gpu->begin_capture({});

@@ -42,6 +42,14 @@ inline std::vector<float> bf16_values(std::mt19937& rng, size_t n, float scale =
   return v;
 }
 
+// A random [m, k] weight uploaded as BF16, the dtype the CUDA backend keeps weights in.
+inline Tensor random_bf16_weight(Backend& b, std::mt19937& rng, int64_t m, int64_t k) {
+  const std::vector<float> w = bf16_values(rng, size_t(m * k), 0.05f);
+  std::vector<uint16_t> w16(w.size());
+  for (size_t i = 0; i < w.size(); ++i) w16[i] = f32_to_bf16(w[i]);
+  return b.upload(Tensor::view(DType::BF16, {m, k}, w16.data()));
+}
+
 inline Tensor on(Backend& b, const std::vector<float>& values, Shape shape) {
   Tensor t = b.alloc(DType::F32, std::move(shape));
   b.copy_from_host(values.data(), t);

@@ -2,6 +2,7 @@
 //  - the decode GEMV (gemv.cu) in every configuration gemv_with knows, on the Llama-3.1-8B
 //    weights' shapes, n = 1 and 4 rows, as achieved GB/s of weight bytes; the
 //    configuration gemv_config picks is marked "chosen";
+//  - a batch-1 step's 128 layer GEMVs in one CUDA graph (gemv_chain);
 //  - paged attention for one 1,024-token prefill in the Llama-3.1-8B head layout (32 query
 //    heads, 8 KV heads, head_dim 128, BF16 cache, 16-token blocks): the tensor-core kernel
 //    (the default backend) against the CUDA-core one (a PAGODA_BATCH_INVARIANT backend).
@@ -99,6 +100,75 @@ void bench_gemv() {
   cudaStreamDestroy(stream);
 }
 
+// A batch-1 decode step's GEMVs as the step runs them: 32 layers of (qkv, o, gate/up, down)
+// over distinct weights (14 GB, none served from L2), captured in one CUDA graph and
+// replayed in gemv_config's choices. Against the weights' bytes this is what the step's
+// matmuls cost, launch gaps, ramps and tails included (isolated launches, above, add the
+// launch and event overhead a graph does not pay).
+void bench_gemv_chain() {
+  struct Shape {
+    int64_t m, k;
+  };
+  const Shape shapes[] = {{6144, 4096}, {4096, 4096}, {28672, 4096}, {4096, 14336}};
+  constexpr int kLayers = 32;
+  std::vector<__nv_bfloat16*> weights;
+  size_t bytes = 0;
+  for (int l = 0; l < kLayers; ++l) {
+    for (const Shape& s : shapes) {
+      __nv_bfloat16* w = nullptr;
+      check(cudaMalloc(&w, size_t(s.m * s.k) * 2), "cudaMalloc");
+      check(cudaMemset(w, 0x3c, size_t(s.m * s.k) * 2), "cudaMemset");  // BF16 0x3c3c: ~0.011
+      weights.push_back(w);
+      bytes += size_t(s.m * s.k) * 2;
+    }
+  }
+  __nv_bfloat16* x = nullptr;
+  float* out = nullptr;
+  check(cudaMalloc(&x, 14336 * 2), "cudaMalloc");
+  check(cudaMemset(x, 0x3c, 14336 * 2), "cudaMemset");
+  check(cudaMalloc(&out, 28672 * 4), "cudaMalloc");
+  cudaStream_t stream = nullptr;
+  check(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking), "cudaStreamCreate");
+  cudaEvent_t start = nullptr, stop = nullptr;
+  check(cudaEventCreate(&start), "cudaEventCreate");
+  check(cudaEventCreate(&stop), "cudaEventCreate");
+  const auto run = [&] {
+    for (size_t i = 0; i < weights.size(); ++i) {
+      const Shape& s = shapes[i % 4];
+      pagoda::cuda::gemv(x, 1, s.k, weights[i], s.m, out, stream);
+    }
+  };
+  run();  // warm-up, outside the capture
+  check(cudaStreamSynchronize(stream), "cudaStreamSynchronize");
+  cudaGraph_t graph = nullptr;
+  cudaGraphExec_t exec = nullptr;
+  check(cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal), "cudaStreamBeginCapture");
+  run();
+  check(cudaStreamEndCapture(stream, &graph), "cudaStreamEndCapture");
+  check(cudaGraphInstantiate(&exec, graph, 0), "cudaGraphInstantiate");
+  std::vector<float> times;
+  for (int it = 0; it < 13; ++it) {
+    check(cudaEventRecord(start, stream), "cudaEventRecord");
+    check(cudaGraphLaunch(exec, stream), "cudaGraphLaunch");
+    check(cudaEventRecord(stop, stream), "cudaEventRecord");
+    check(cudaEventSynchronize(stop), "cudaEventSynchronize");
+    float ms = 0;
+    check(cudaEventElapsedTime(&ms, start, stop), "cudaEventElapsedTime");
+    if (it >= 3) times.push_back(ms);
+  }
+  const float ms = median(times);
+  std::printf(
+      "{\"kernel\": \"gemv_chain\", \"layers\": %d, \"gemvs\": %zu, \"ms\": %.3f, \"tb_per_s\": "
+      "%.2f}\n",
+      kLayers, weights.size(), ms, double(bytes) / (ms * 1e9));
+  cudaGraphExecDestroy(exec);
+  cudaGraphDestroy(graph);
+  for (auto* w : weights) cudaFree(w);
+  cudaFree(x);
+  cudaFree(out);
+  cudaStreamDestroy(stream);
+}
+
 // Host-timed (with a synchronizing download after each run), so a few microseconds of
 // overhead are included in both.
 void bench_prefill_attention() {
@@ -153,6 +223,7 @@ void bench_prefill_attention() {
 int main() {
   try {
     bench_gemv();
+    bench_gemv_chain();
     bench_prefill_attention();
   } catch (const std::exception& e) {
     std::fprintf(stderr, "cuda_kernel_bench: %s\n", e.what());

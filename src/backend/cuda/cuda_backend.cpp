@@ -63,8 +63,9 @@ class CudaBackend final : public Backend {
     name_ = std::string("cuda-") + prop.name;
     num_sms_ = prop.multiProcessorCount;
     // PAGODA_L2_PREFETCH: the share of L2 (percent) a prefetched weight may fill; 0, the
-    // default until it is measured on the H200 (tools/device/NOTES.md), turns prefetching
-    // off. Hopper and later only (the bulk prefetch instruction).
+    // default, turns prefetching off: at 60 it made batch-1 decode 32% slower on an H100, for
+    // reasons not yet traced (tools/device/NOTES.md, eighteenth run). Hopper and later only
+    // (the bulk prefetch instruction).
     const char* share = std::getenv("PAGODA_L2_PREFETCH");
     const int percent = share != nullptr ? std::clamp(std::atoi(share), 0, 100) : 0;
     l2_bytes_ = prop.l2CacheSize;
@@ -731,7 +732,7 @@ class CudaBackend final : public Backend {
   // way back should the fused GEMV misbehave on some model).
   bool fuse_decode_ops_;
   // PAGODA_FOLD_COMBINE=1: the last split of a split attention combines them, instead of a
-  // kernel of its own (off until measured on the H200: tools/device/NOTES.md).
+  // kernel of its own (off: no faster on an H100, tools/device/NOTES.md).
   bool fold_combine_;
   LtGemm gemm_;
   OpProfile profile_;  // PAGODA_PROFILE=1: GPU time per op, printed at exit

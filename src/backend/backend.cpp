@@ -31,6 +31,14 @@ void Backend::split_rope_write_kv(const Tensor& qkv, const HeadNorms& norms, con
   write_kv(k_heads, v.reshape({n, c.kv_heads, c.head_dim}), k_cache, v_cache, meta);
 }
 
+void Backend::attend_from_qkv(const Tensor& qkv, const HeadNorms& norms, const int32_t* positions,
+                              const RopeConfig& rotary, Tensor& q_scratch, Tensor& k_cache, Tensor& v_cache,
+                              const AttentionMetadata& meta, float scale, int sliding_window, float softcap,
+                              Tensor& out) {
+  split_rope_write_kv(qkv, norms, positions, rotary, q_scratch, k_cache, v_cache, meta);
+  paged_attention(q_scratch, k_cache, v_cache, meta, scale, sliding_window, softcap, out);
+}
+
 void Backend::fused_matmul(const Tensor& x, const MatmulFusion& fusion, const Tensor& w, Tensor& out) {
   const auto [n, m] = op_checks::fused_matmul_shape(x, fusion, w, out);
   Tensor input = x;

@@ -219,6 +219,13 @@ class Backend {
   virtual void split_rope_write_kv(const Tensor& qkv, const HeadNorms& norms, const int32_t* positions,
                                    const RopeConfig& rotary, Tensor& q_out, Tensor& k_cache, Tensor& v_cache,
                                    const AttentionMetadata& meta);
+  // A layer's attention from its stacked projection: split_rope_write_kv into q_scratch, then
+  // paged_attention of that q into out. A backend may do both in one pass (CUDA, for batches
+  // of decodes), leaving q_scratch unwritten; this default composes them.
+  virtual void attend_from_qkv(const Tensor& qkv, const HeadNorms& norms, const int32_t* positions,
+                               const RopeConfig& rotary, Tensor& q_scratch, Tensor& k_cache, Tensor& v_cache,
+                               const AttentionMetadata& meta, float scale, int sliding_window, float softcap,
+                               Tensor& out);
 };
 
 // The CPU backend with num_threads worker threads (0: one per hardware thread).

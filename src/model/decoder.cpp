@@ -125,27 +125,33 @@ Decoder::Decoder(const LoadedModel& loaded, Backend& backend,
   }
 }
 
-Tensor Decoder::queries_and_cache(int layer, const ForwardBatch& batch, KvCache& cache, const Tensor& x) {
+void Decoder::stacked_attention(int layer, const ForwardBatch& batch, KvCache& cache, const Tensor& x, Tensor& attn) {
+  const ModelSpec& s = spec_;
+  const LayerWeights& lw = layers_[static_cast<size_t>(layer)];
+  const AttentionType& type = attention_types_[static_cast<size_t>(layer_type_[static_cast<size_t>(layer)])];
+  const int64_t n = x.dim(0);
+  Tensor qkv = backend_.scratch(DType::F32, {n, int64_t{s.num_heads + 2 * s.num_kv_heads} * s.head_dim});
+  MatmulFusion normed_input;
+  normed_input.norm = lw.attn_norm;
+  normed_input.eps = s.rms_norm_eps;
+  backend_.fused_matmul(x, normed_input, *lw.qkv, qkv);
+  // The o projection comes after the attention, which may leave the memory bus idle.
+  backend_.prefetch(*lw.o, batch.attention, cache.k(layer));
+  if (lw.qkv_bias != nullptr) backend_.add_bias(qkv, *lw.qkv_bias);
+  const HeadNorms norms{lw.q_norm, lw.k_norm, s.rms_norm_eps};
+  Tensor q = backend_.scratch(DType::F32, {n, s.num_heads, s.head_dim});
+  backend_.attend_from_qkv(qkv, norms, batch.positions.data(), type.rope, q, cache.k(layer), cache.v(layer),
+                           batch.attention, s.attention_scale(), type.sliding_window, type.softcap, attn);
+}
+
+void Decoder::separate_attention(int layer, const ForwardBatch& batch, KvCache& cache, const Tensor& x,
+                                 Tensor& attn) {
   const ModelSpec& s = spec_;
   const LayerWeights& lw = layers_[static_cast<size_t>(layer)];
   const AttentionType& type = attention_types_[static_cast<size_t>(layer_type_[static_cast<size_t>(layer)])];
   const int64_t n = x.dim(0);
   const int64_t q_width = int64_t{s.num_heads} * s.head_dim, kv_width = int64_t{s.num_kv_heads} * s.head_dim;
   Tensor q = backend_.scratch(DType::F32, {n, s.num_heads, s.head_dim});
-  if (lw.qkv != nullptr) {
-    Tensor qkv = backend_.scratch(DType::F32, {n, q_width + 2 * kv_width});
-    MatmulFusion normed_input;
-    normed_input.norm = lw.attn_norm;
-    normed_input.eps = s.rms_norm_eps;
-    backend_.fused_matmul(x, normed_input, *lw.qkv, qkv);
-    // The o projection comes after the attention, which may leave the memory bus idle.
-    backend_.prefetch(*lw.o, batch.attention, cache.k(layer));
-    if (lw.qkv_bias != nullptr) backend_.add_bias(qkv, *lw.qkv_bias);
-    const HeadNorms norms{lw.q_norm, lw.k_norm, s.rms_norm_eps};
-    backend_.split_rope_write_kv(qkv, norms, batch.positions.data(), type.rope, q, cache.k(layer), cache.v(layer),
-                                 batch.attention);
-    return q;
-  }
   const Tensor h = normed(x, *lw.attn_norm);
   Tensor q_rows = q.reshape({n, q_width});
   Tensor k = backend_.scratch(DType::F32, {n, kv_width});
@@ -169,18 +175,20 @@ Tensor Decoder::queries_and_cache(int layer, const ForwardBatch& batch, KvCache&
   backend_.rope(k_heads, batch.positions.data(), type.rope);
   backend_.write_kv(k_heads, v.reshape({n, s.num_kv_heads, s.head_dim}), cache.k(layer), cache.v(layer),
                     batch.attention);
-  return q;
+  backend_.paged_attention(q, cache.k(layer), cache.v(layer), batch.attention, s.attention_scale(),
+                           type.sliding_window, type.softcap, attn);
 }
 
 void Decoder::attention_block(int layer, const ForwardBatch& batch, KvCache& cache, Tensor& x) {
   const ModelSpec& s = spec_;
   const LayerWeights& lw = layers_[static_cast<size_t>(layer)];
-  const AttentionType& type = attention_types_[static_cast<size_t>(layer_type_[static_cast<size_t>(layer)])];
   const int64_t n = x.dim(0);
-  const Tensor q = queries_and_cache(layer, batch, cache, x);
   Tensor attn = backend_.scratch(DType::F32, {n, s.num_heads, s.head_dim});
-  backend_.paged_attention(q, cache.k(layer), cache.v(layer), batch.attention, s.attention_scale(),
-                           type.sliding_window, type.softcap, attn);
+  if (lw.qkv != nullptr) {
+    stacked_attention(layer, batch, cache, x, attn);
+  } else {
+    separate_attention(layer, batch, cache, x, attn);
+  }
   add_projection(attn.reshape({n, int64_t{s.num_heads} * s.head_dim}), *lw.o, lw.post_attention_norm, x);
 }
 

@@ -69,9 +69,11 @@ class Decoder : public Model {
   // released (a GPU run would otherwise hold the whole checkpoint resident).
   [[nodiscard]] const Tensor& uploaded(const Tensor& host, const WeightMap& weights);
   [[nodiscard]] const Tensor* uploaded_stacked(std::span<const Tensor* const> parts, const WeightMap& weights);
-  // The rotated queries [n, heads, head_dim] of the layer's attention norm of x; the layer's
-  // keys and values go into the cache.
-  [[nodiscard]] Tensor queries_and_cache(int layer, const ForwardBatch& batch, KvCache& cache, const Tensor& x);
+  // The layer's attention of its attention norm of x into attn [n, heads, head_dim], the
+  // new keys and values into the cache: from one stacked q/k/v projection where the layer
+  // has one (Backend::attend_from_qkv), else from three.
+  void stacked_attention(int layer, const ForwardBatch& batch, KvCache& cache, const Tensor& x, Tensor& attn);
+  void separate_attention(int layer, const ForwardBatch& batch, KvCache& cache, const Tensor& x, Tensor& attn);
 
   const ModelSpec& spec_;
   Backend& backend_;

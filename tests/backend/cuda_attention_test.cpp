@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <numeric>
 #include <random>
 #include <string>
@@ -261,6 +262,113 @@ TEST(CudaAttention, PrefillChunksOnTensorCoresMatchCpuAndDoNotDependOnChunking) 
     }
     const std::vector<float> whole(got.begin(), got.begin() + 300 * row);
     EXPECT_EQ(pieces, whole) << "chunked, " << what;
+  }
+}
+
+
+// A tensor's bytes as they are on the backend (a BF16 cache is compared bit for bit),
+// downloaded as 4-byte words (download takes F32 tensors).
+std::vector<uint8_t> device_bytes(Backend& b, const Tensor& t) {
+  const Tensor words = Tensor::view(DType::F32, {static_cast<int64_t>(t.nbytes() / 4)}, t.raw());
+  std::vector<float> w(static_cast<size_t>(words.numel()));
+  b.download(words, w.data());
+  std::vector<uint8_t> out(w.size() * 4);
+  std::memcpy(out.data(), w.data(), out.size());
+  return out;
+}
+
+// attend_from_qkv, which the CUDA backend runs as one kernel for a batch of decodes (the
+// queries normed and rotated by every block, the new key and value made by the block whose
+// keys end with them), against the two ops it stands for on the same GPU
+// (Backend::attend_from_qkv: split_rope_write_kv, then paged_attention): the same bits in
+// the output and in both caches. Decodes over 1 to 1,100 keys in scattered blocks and a
+// padding token (slot -1: nothing written, its row not compared); Llama's layout, Qwen3's
+// head norms, GPT-J's interleaved and a partial rotation with an attention factor, a sliding
+// window, softcapping, GQA groups of 1 to 8, head_dim 64 to 256; BF16 and F32 caches; split
+// and combined by a kernel or by the last split, and in one pass (batch-invariant mode).
+// And against the CPU's composition on F32 caches.
+TEST(CudaAttention, DecodeAttentionFromQkvIsTheComposition) {
+  PAGODA_NEED_GPU();
+  Backend& cpu = *backends().cpu;
+  // The fused kernel is opt-in (PAGODA_FUSED_DECODE_ATTENTION=1) until measured.
+  const auto fused_gpu = [](const char* name, const char* value) {
+    setenv("PAGODA_FUSED_DECODE_ATTENTION", "1", 1);
+    std::unique_ptr<Backend> b = name != nullptr ? gpu_with(name, value) : make_backend("cuda");
+    unsetenv("PAGODA_FUSED_DECODE_ATTENTION");
+    return b;
+  };
+  std::unique_ptr<Backend> split = fused_gpu(nullptr, nullptr);
+  std::unique_ptr<Backend> folded = fused_gpu("PAGODA_FOLD_COMBINE", "1");
+  std::unique_ptr<Backend> one_pass = fused_gpu("PAGODA_BATCH_INVARIANT", "1");
+  std::mt19937 rng(31);
+  struct Case {
+    int64_t heads, kv_heads, head_dim;
+    int rot_dim;
+    bool neox, norms;
+    float attention_factor;
+    int window;
+    float softcap;
+  };
+  const Case cases[] = {{32, 8, 128, 128, true, false, 1.0f, 0, 0.0f},  {16, 8, 128, 128, true, true, 1.0f, 0, 0.0f},
+                        {14, 2, 64, 32, false, true, 1.0f, 0, 30.0f},   {4, 1, 256, 128, true, true, 1.3f, 40, 0.0f},
+                        {6, 6, 64, 64, false, false, 1.0f, 0, 0.0f}};
+  for (const Case& c : cases) {
+    for (const DType cache_dtype : {DType::BF16, DType::F32}) {
+      const std::string what = "heads " + std::to_string(c.heads) + "/" + std::to_string(c.kv_heads) +
+                               " head_dim " + std::to_string(c.head_dim) + (c.norms ? " norms" : "") +
+                               (c.neox ? "" : " gpt-j") + (cache_dtype == DType::BF16 ? " bf16" : " f32");
+      const int64_t block_size = 16, num_blocks = 100, d = c.head_dim;
+      PagedBatch batch({1, 33, 300, 1100, 64, 1}, {1, 1, 1, 1, 1, 1}, block_size, num_blocks, 70, rng);
+      batch.slots.back() = -1;  // a padding token, as the decode graphs add
+      const AttentionMetadata meta = batch.meta();
+      const int n = batch.num_tokens();
+      std::vector<int32_t> positions;
+      for (const int32_t len : batch.seq_lens) positions.push_back(len - 1);
+      std::vector<float> inv_freq(size_t(c.rot_dim / 2));
+      for (int i = 0; i < c.rot_dim / 2; ++i) inv_freq[size_t(i)] = std::pow(10000.0f, -2.0f * i / c.rot_dim);
+      const RopeConfig rope{inv_freq.data(), c.rot_dim, c.neox, c.attention_factor};
+      const Shape cache_shape = {num_blocks, block_size, c.kv_heads, d}, q_shape = {n, c.heads, d};
+      const Shape qkv_shape = {n, (c.heads + 2 * c.kv_heads) * d};
+      const auto cache_k = bf16_values(rng, size_t(num_blocks * block_size * c.kv_heads * d));
+      const auto cache_v = bf16_values(rng, cache_k.size());
+      const auto qkv = random_values(rng, size_t(n * (c.heads + 2 * c.kv_heads) * d), 2.0f);
+      const auto qn = random_values(rng, size_t(d)), kn = random_values(rng, size_t(d));
+      const float scale = 1.0f / std::sqrt(static_cast<float>(d));
+
+      struct Result {
+        std::vector<float> out;
+        std::vector<uint8_t> k, v;
+      };
+      const auto run = [&](Backend& b, bool fused, DType dtype) {
+        const Tensor q_norm = b.upload(Tensor::view(DType::F32, {d}, qn.data()));
+        const Tensor k_norm = b.upload(Tensor::view(DType::F32, {d}, kn.data()));
+        const HeadNorms norms = c.norms ? HeadNorms{&q_norm, &k_norm, 1e-6f} : HeadNorms{};
+        Tensor kc = b.alloc(dtype, cache_shape), vc = b.alloc(dtype, cache_shape);
+        fill_caches(b, cache_k, cache_v, kc, vc);
+        Tensor q = b.alloc(DType::F32, q_shape), out = b.alloc(DType::F32, q_shape);
+        const Tensor x = on(b, qkv, qkv_shape);
+        if (fused) {
+          b.attend_from_qkv(x, norms, positions.data(), rope, q, kc, vc, meta, scale, c.window, c.softcap, out);
+        } else {
+          b.Backend::attend_from_qkv(x, norms, positions.data(), rope, q, kc, vc, meta, scale, c.window, c.softcap,
+                                     out);
+        }
+        std::vector<float> o = back(b, out);
+        o.resize(size_t(n - 1) * size_t(c.heads * d));  // the padding token's row is not compared
+        return Result{o, device_bytes(b, kc), device_bytes(b, vc)};
+      };
+      const Result on_cpu = run(cpu, false, DType::F32);
+      for (Backend* b : {split.get(), folded.get(), one_pass.get()}) {
+        const char* mode = b == split.get() ? "split" : b == folded.get() ? "split, folded combine" : "one pass";
+        const Result fused = run(*b, true, cache_dtype), composed = run(*b, false, cache_dtype);
+        EXPECT_EQ(fused.out, composed.out) << mode << ", " << what;
+        EXPECT_TRUE(fused.k == composed.k) << "k cache, " << mode << ", " << what;
+        EXPECT_TRUE(fused.v == composed.v) << "v cache, " << mode << ", " << what;
+        // The CPU's caches are F32; the GPU's BF16 caches round the new key and value.
+        const double tolerance = cache_dtype == DType::F32 ? 1e-5 : 1e-2;
+        EXPECT_LT(relative_error(fused.out, on_cpu.out), tolerance) << mode << " vs CPU, " << what;
+      }
+    }
   }
 }
 

@@ -25,6 +25,7 @@
 #include <cmath>
 
 #include "backend/cuda/cuda_check.h"
+#include "backend/cuda/head_rope.cuh"
 #include "backend/cuda/kernels.h"
 #include "backend/cuda/pdl.h"
 #include "core/error.h"
@@ -70,13 +71,57 @@ template <int kPerLane>
 __device__ void combine_row(const float* partial, int num_splits, int num_tokens, int num_heads, int64_t head_dim,
                             int t, int h, float* out, __nv_bfloat16* out_bf16);
 
+// The decode attention's inputs, in one block of attention_kernel<..., kFromQkv = true>:
+// warp w's query head h from source, normed and rotated into q_row (what
+// split_rope_write_kv writes to q); and when has_new, the new token's key (warp 0, through
+// k_row) and value (the block's last warp), written to the caches at the token's slot as
+// split_rope_write_kv writes them and, when the new key is in the block's first chunk
+// (new_row < kChunk), into that chunk's shared-memory row as the chunk's staging would
+// have read them back. A later chunk reads them from the cache after a __syncthreads.
+template <int kPerLane, int kPairs, class KvT>
+__device__ void make_inputs(const QkvSource& s, int t, int h, int64_t kvh, int warp, int lane, int new_row,
+                            bool has_new, const RopeAngles<kPairs>& angles, float* q_row, float* k_row, KvT* k_s,
+                            KvT* v_s, int stride, KvT* k_cache, KvT* v_cache) {
+  constexpr int kHeadDim = kPerLane * 32;
+  const QkvLayout& l = s.layout;
+  const float* qkv_row = s.qkv + static_cast<int64_t>(t) * (l.heads + 2 * l.kv_heads) * kHeadDim;
+  for (int d = lane; d < kHeadDim; d += 32) q_row[d] = qkv_row[int64_t{h} * kHeadDim + d];
+  __syncwarp();
+  if (s.q_norm != nullptr) norm_head_row(q_row, kHeadDim, s.q_norm, s.eps, lane);
+  rotate_head_row(q_row, l, angles, lane, [&](int i, float x) { q_row[i] = x; });
+  if (!has_new) return;
+  const int64_t slot = s.slot_mapping[t];
+  const int64_t cache_row = (slot * l.kv_heads + kvh) * kHeadDim;
+  const bool in_first_chunk = new_row < kChunk;
+  if (warp == 0) {
+    const float* src = qkv_row + (l.heads + kvh) * kHeadDim;
+    for (int d = lane; d < kHeadDim; d += 32) k_row[d] = src[d];
+    __syncwarp();
+    if (s.k_norm != nullptr) norm_head_row(k_row, kHeadDim, s.k_norm, s.eps, lane);
+    rotate_head_row(k_row, l, angles, lane, [&](int i, float x) {
+      if (slot >= 0) store(k_cache + cache_row + i, x);
+      if (in_first_chunk) store(k_s + new_row * stride + i, x);
+    });
+  }
+  if (warp == static_cast<int>(blockDim.x) / 32 - 1) {
+    const float* src = qkv_row + (l.heads + l.kv_heads + kvh) * kHeadDim;
+    for (int d = lane; d < kHeadDim; d += 32) {
+      const float x = src[d];
+      if (slot >= 0) store(v_cache + cache_row + d, x);
+      if (in_first_chunk) store(v_s + new_row * stride + d, x);
+    }
+  }
+}
+
 // Row r of a block is (token t0 + r / heads_per_block, head y * heads_per_block + r % ...).
 // partial == nullptr: one split, out is written. Otherwise split blockIdx.z writes
 // partial[(z, t, h)] = {max, denom, acc[head_dim]}, and with counters the last split of the
 // block's (tile, head group) to finish combines them into out.
-template <int kPerLane, class KvT>
+// kFromQkv (decode batches, decode_attention): the block makes its queries, and the new key
+// and value if its keys end with them, from source, instead of reading q and the cache.
+template <int kPerLane, class KvT, bool kFromQkv>
 __global__ void __launch_bounds__(kMaxRowsPerBlock * 32)
-    attention_kernel(AttentionArgs a, PagedKv kv, int num_splits, float* partial, int* counters) {
+    attention_kernel(AttentionArgs a, PagedKv kv, int num_splits, float* partial, int* counters, QkvSource source) {
   constexpr int kHeadDim = kPerLane * 32;
   constexpr int kStride = smem_stride<KvT>(kHeadDim);
   extern __shared__ __align__(16) unsigned char smem_raw[];
@@ -84,14 +129,21 @@ __global__ void __launch_bounds__(kMaxRowsPerBlock * 32)
   KvT* v_s = k_s + kChunk * kStride;
   float* q_s = reinterpret_cast<float*>(v_s + kChunk * kStride);
   pdl_launch_dependents();
-  pdl_wait();
-
+  // With kFromQkv, before pdl_wait the block reads only what no kernel of this step writes:
+  // the arrays the host uploaded before the step (tiles, query_start_loc, seq_lens, block
+  // tables, positions, frequencies) and the keys before its sequence's new tokens, which
+  // earlier steps wrote (the prefix cache takes a block only once its KV is computed:
+  // kv_cache_manager.h). So the first chunk's old keys and values travel while the
+  // projection before it ends, not in four dependent round trips after it. The plain kernel
+  // could do the same; it waits first until that is measured on a GPU (tools/device/NOTES.md).
+  if constexpr (!kFromQkv) pdl_wait();
   const int warp = static_cast<int>(threadIdx.x) / 32, lane = static_cast<int>(threadIdx.x) % 32;
   const int seq = a.tiles[2 * blockIdx.x], t0 = a.tiles[2 * blockIdx.x + 1];
   const int q_begin = a.query_start_loc[seq], q_end = a.query_start_loc[seq + 1];
   const int ntok = min(a.tile_tokens, q_end - t0);
   const int context = a.seq_lens[seq];
-  const int pos0 = context - (q_end - q_begin) + (t0 - q_begin);  // the new tokens end the context
+  const int written_before = context - (q_end - q_begin);  // keys of earlier steps
+  const int pos0 = written_before + (t0 - q_begin);  // the new tokens end the context
   const int tq = warp / a.heads_per_block;
   const int h = static_cast<int>(blockIdx.y) * a.heads_per_block + warp % a.heads_per_block;
   const int64_t kvh = (static_cast<int>(blockIdx.y) * a.heads_per_block) / (a.num_heads / kv.kv_heads);
@@ -114,23 +166,18 @@ __global__ void __launch_bounds__(kMaxRowsPerBlock * 32)
   const KvT* k_cache = static_cast<const KvT*>(kv.k_cache);
   const KvT* v_cache = static_cast<const KvT*>(kv.v_cache);
   const int32_t* blocks = a.block_tables + static_cast<int64_t>(seq) * a.max_blocks_per_seq;
-  float* q_row = q_s + warp * kHeadDim;
-  if (active) {
-    const float* src = a.q + (static_cast<int64_t>(t) * a.num_heads + h) * kHeadDim;
-    for (int d = lane; d < kHeadDim; d += 32) q_row[d] = src[d];
-  }
-
-  float acc[kPerLane] = {};
-  float running_max = -INFINITY, denom = 0.0f;
   constexpr int kVec = 16 / static_cast<int>(sizeof(KvT));  // elements per 16-byte load
   constexpr int kVecsPerRow = kHeadDim / kVec;
-  for (int c = begin; c < end; c += kChunk) {
-    __syncthreads();  // the previous chunk is consumed (the first time: q rows are stored)
+  // Stages the rows of the chunk at key c whose keys lie in [lo, hi) into shared memory;
+  // rows past the block's keys get zeros when zero_tail is set.
+  const auto stage = [&](int c, int lo, int hi, bool zero_tail) {
     for (int i = static_cast<int>(threadIdx.x); i < kChunk * kVecsPerRow; i += static_cast<int>(blockDim.x)) {
       const int r = i / kVecsPerRow, col = (i % kVecsPerRow) * kVec;
       const int p = c + r;
+      const bool load = p >= lo && p < hi && p < end;
+      if (!load && !(zero_tail && p >= end)) continue;
       uint4 kw{0, 0, 0, 0}, vw{0, 0, 0, 0};
-      if (p < end) {
+      if (load) {
         const int64_t slot = static_cast<int64_t>(blocks[p / kv.block_size]) * kv.block_size + p % kv.block_size;
         const int64_t offset = (slot * kv.kv_heads + kvh) * kHeadDim + col;
         kw = *reinterpret_cast<const uint4*>(k_cache + offset);
@@ -142,7 +189,37 @@ __global__ void __launch_bounds__(kMaxRowsPerBlock * 32)
       kd[0] = kw.x, kd[1] = kw.y, kd[2] = kw.z, kd[3] = kw.w;
       vd[0] = vw.x, vd[1] = vw.y, vd[2] = vw.z, vd[3] = vw.w;
     }
-    __syncthreads();
+  };
+  if (begin < end) stage(begin, 0, written_before, true);
+  constexpr int kPairs = (kPerLane + 1) / 2;  // rotation pairs a lane
+  RopeAngles<kPairs> angles{};
+  if (kFromQkv && begin < end) angles = rope_angles<kPairs>(source.layout, source.positions[t], source.inv_freq, lane);
+  if constexpr (kFromQkv) pdl_wait();
+
+  float* q_row = q_s + warp * kHeadDim;
+  if constexpr (kFromQkv) {
+    // One token a block (decodes), one block a KV head: every row is active, and the block
+    // whose keys end at the new token (pos == end - 1) is the one to make its key and value.
+    if (begin < end) make_inputs<kPerLane>(source, t, h, kvh, warp, lane, pos - begin, end == pos + 1, angles,
+                                           q_row, q_s + a.heads_per_block * kHeadDim, k_s, v_s, kStride,
+                                           const_cast<KvT*>(k_cache), const_cast<KvT*>(v_cache));
+  } else {
+    if (active) {
+      const float* src = a.q + (static_cast<int64_t>(t) * a.num_heads + h) * kHeadDim;
+      for (int d = lane; d < kHeadDim; d += 32) q_row[d] = src[d];
+    }
+    // The first chunk's keys of this step.
+    if (begin < end) stage(begin, written_before, end, false);
+  }
+
+  float acc[kPerLane] = {};
+  float running_max = -INFINITY, denom = 0.0f;
+  for (int c = begin; c < end; c += kChunk) {
+    __syncthreads();  // the previous chunk is consumed (the first time: q rows and chunk staged)
+    if (c != begin) {
+      stage(c, 0, end, true);
+      __syncthreads();
+    }
     if (!active) continue;
 
     const int p = c + lane;
@@ -288,14 +365,16 @@ __global__ void combine_splits_kernel(AttentionArgs a, const float* partial, int
   }
 }
 
-template <int kPerLane, class KvT>
-void launch_attention(const AttentionArgs& a, const PagedKv& kv, const AttentionSplit& split, cudaStream_t stream) {
+template <int kPerLane, class KvT, bool kFromQkv>
+void launch_attention(const AttentionArgs& a, const PagedKv& kv, const AttentionSplit& split, const QkvSource& source,
+                      cudaStream_t stream) {
   const int rows = a.heads_per_block * a.tile_tokens;
-  const size_t smem = smem_bytes<KvT>(kPerLane * 32, rows);
+  const int extra_rows = kFromQkv ? 1 : 0;  // the new key's row before its rotation
+  const size_t smem = smem_bytes<KvT>(kPerLane * 32, rows + extra_rows);
   // F32 caches at head_dim 256 need more than the default 48 KiB; asked for once.
   static const bool opted_in = [] {
-    check(cudaFuncSetAttribute(attention_kernel<kPerLane, KvT>, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                               static_cast<int>(smem_bytes<KvT>(kPerLane * 32, kMaxRowsPerBlock))),
+    check(cudaFuncSetAttribute(attention_kernel<kPerLane, KvT, kFromQkv>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                               static_cast<int>(smem_bytes<KvT>(kPerLane * 32, kMaxRowsPerBlock + 1))),
           "cudaFuncSetAttribute (attention shared memory)");
     return true;
   }();
@@ -303,13 +382,14 @@ void launch_attention(const AttentionArgs& a, const PagedKv& kv, const Attention
   const dim3 grid(static_cast<unsigned>(a.num_tiles), static_cast<unsigned>(a.num_heads / a.heads_per_block),
                   static_cast<unsigned>(std::max(1, split.num_splits)));
   const unsigned threads = static_cast<unsigned>(rows * 32);
+  const auto kernel = attention_kernel<kPerLane, KvT, kFromQkv>;
   if (split.num_splits <= 1) {
-    launch_pdl(attention_kernel<kPerLane, KvT>, grid, dim3(threads), smem, stream, "paged_attention", a, kv, 1,
-               static_cast<float*>(nullptr), static_cast<int*>(nullptr));
+    launch_pdl(kernel, grid, dim3(threads), smem, stream, "paged_attention", a, kv, 1, static_cast<float*>(nullptr),
+               static_cast<int*>(nullptr), source);
     return;
   }
-  launch_pdl(attention_kernel<kPerLane, KvT>, grid, dim3(threads), smem, stream, "paged_attention (split)", a, kv,
-             split.num_splits, split.workspace, split.counters);
+  launch_pdl(kernel, grid, dim3(threads), smem, stream, "paged_attention (split)", a, kv, split.num_splits,
+             split.workspace, split.counters, source);
   if (split.counters != nullptr) return;
   const unsigned head_blocks = static_cast<unsigned>((a.num_heads + kCombineWarps - 1) / kCombineWarps);
   launch_pdl(combine_splits_kernel<kPerLane>, dim3(static_cast<unsigned>(a.num_tiles), head_blocks),
@@ -317,18 +397,18 @@ void launch_attention(const AttentionArgs& a, const PagedKv& kv, const Attention
              kv.head_dim);
 }
 
-template <class KvT>
+template <class KvT, bool kFromQkv>
 void dispatch_head_dim(const AttentionArgs& args, const PagedKv& kv, const AttentionSplit& split,
-                       cudaStream_t stream) {
+                       const QkvSource& source, cudaStream_t stream) {
   switch (kv.head_dim / 32) {
-    case 1: return launch_attention<1, KvT>(args, kv, split, stream);
-    case 2: return launch_attention<2, KvT>(args, kv, split, stream);
-    case 3: return launch_attention<3, KvT>(args, kv, split, stream);
-    case 4: return launch_attention<4, KvT>(args, kv, split, stream);
-    case 5: return launch_attention<5, KvT>(args, kv, split, stream);
-    case 6: return launch_attention<6, KvT>(args, kv, split, stream);
-    case 7: return launch_attention<7, KvT>(args, kv, split, stream);
-    default: return launch_attention<8, KvT>(args, kv, split, stream);
+    case 1: return launch_attention<1, KvT, kFromQkv>(args, kv, split, source, stream);
+    case 2: return launch_attention<2, KvT, kFromQkv>(args, kv, split, source, stream);
+    case 3: return launch_attention<3, KvT, kFromQkv>(args, kv, split, source, stream);
+    case 4: return launch_attention<4, KvT, kFromQkv>(args, kv, split, source, stream);
+    case 5: return launch_attention<5, KvT, kFromQkv>(args, kv, split, source, stream);
+    case 6: return launch_attention<6, KvT, kFromQkv>(args, kv, split, source, stream);
+    case 7: return launch_attention<7, KvT, kFromQkv>(args, kv, split, source, stream);
+    default: return launch_attention<8, KvT, kFromQkv>(args, kv, split, source, stream);
   }
 }
 
@@ -383,8 +463,23 @@ void paged_attention(const AttentionArgs& args, const PagedKv& kv, const Attenti
   if (kv.head_dim % 32 != 0 || kv.head_dim > 256) {
     fail("paged_attention (CUDA): head_dim ", kv.head_dim, " is not a multiple of 32 up to 256");
   }
-  if (kv.bf16) return dispatch_head_dim<__nv_bfloat16>(args, kv, split, stream);
-  dispatch_head_dim<float>(args, kv, split, stream);
+  if (kv.bf16) return dispatch_head_dim<__nv_bfloat16, false>(args, kv, split, QkvSource{}, stream);
+  dispatch_head_dim<float, false>(args, kv, split, QkvSource{}, stream);
+}
+
+bool decode_attention_fits(int num_heads, int kv_heads, int64_t head_dim) {
+  const int group = kv_heads > 0 ? num_heads / kv_heads : 0;
+  return head_dim % 32 == 0 && head_dim > 0 && head_dim <= 256 && group >= 1 && group <= kMaxRowsPerBlock &&
+         num_heads % kv_heads == 0;
+}
+
+void decode_attention(const AttentionArgs& args, const PagedKv& kv, const AttentionSplit& split,
+                      const QkvSource& source, cudaStream_t stream) {
+  if (args.num_tokens <= 0) return;
+  PAGODA_CHECK(decode_attention_fits(args.num_heads, static_cast<int>(kv.kv_heads), kv.head_dim));
+  PAGODA_CHECK(args.tile_tokens == 1 && args.heads_per_block == args.num_heads / kv.kv_heads);
+  if (kv.bf16) return dispatch_head_dim<__nv_bfloat16, true>(args, kv, split, source, stream);
+  dispatch_head_dim<float, true>(args, kv, split, source, stream);
 }
 
 }  // namespace pagoda::cuda

@@ -10,6 +10,7 @@
 #include <cstdint>
 
 #include "backend/cuda/cuda_check.h"
+#include "backend/cuda/head_rope.cuh"
 #include "backend/cuda/kernels.h"
 #include "backend/cuda/pdl.h"
 
@@ -30,20 +31,22 @@ __global__ void __launch_bounds__(kWarps * 32)
                                KvT* v_cache, const int64_t* slot_mapping) {
   __shared__ float rows[kWarps][kMaxHeadDim];
   pdl_launch_dependents();
-  pdl_wait();
   const int warp = static_cast<int>(threadIdx.x) / 32, lane = static_cast<int>(threadIdx.x) % 32;
   const int64_t row_heads = l.heads + 2 * l.kv_heads;
   const int64_t j = int64_t{blockIdx.y} * kWarps + warp;
-  if (j >= row_heads) return;
   const int64_t t = blockIdx.x;
+  pdl_wait();
+  if (j >= row_heads) return;
+  const int64_t slot = slot_mapping[t];
+  const bool is_q = j < l.heads, is_k = !is_q && j < l.heads + l.kv_heads;
+  RopeAngles<kMaxHeadDim / 64> angles{};
+  if (is_q || is_k) angles = rope_angles<kMaxHeadDim / 64>(l, positions[t], inv_freq, lane);
   const int d = l.head_dim;
   const float* src = qkv + (t * row_heads + j) * d;
   float* row = rows[warp];
   for (int i = lane; i < d; i += 32) row[i] = src[i];
   __syncwarp();
 
-  const bool is_q = j < l.heads, is_k = !is_q && j < l.heads + l.kv_heads;
-  const int64_t slot = slot_mapping[t];
   if (!is_q && !is_k) {  // a v head: copied into the cache
     if (slot < 0) return;  // a padding token
     KvT* dst = v_cache + (slot * l.kv_heads + (j - l.heads - l.kv_heads)) * d;
@@ -51,42 +54,15 @@ __global__ void __launch_bounds__(kWarps * 32)
     return;
   }
   const float* norm = is_q ? q_norm : k_norm;
-  if (norm != nullptr) {
-    float sum = 0.0f;
-    for (int i = lane; i < d; i += 32) sum += row[i] * row[i];
-    for (int o = 16; o > 0; o /= 2) sum += __shfl_xor_sync(0xffffffffu, sum, o);
-    const float inv = rsqrtf(sum / static_cast<float>(d) + eps);
-    __syncwarp();
-    for (int i = lane; i < d; i += 32) row[i] = row[i] * inv * norm[i];
-    __syncwarp();
-  }
+  if (norm != nullptr) norm_head_row(row, d, norm, eps, lane);
   if (is_k && slot < 0) return;
-  const auto write = [&](int i, float x) {
+  rotate_head_row(row, l, angles, lane, [&](int i, float x) {
     if (is_q) {
       q_out[(t * l.heads + j) * d + i] = x;
     } else {
       store(k_cache + (slot * l.kv_heads + (j - l.heads)) * d + i, x);
     }
-  };
-  const int half = l.rot_dim / 2;
-  const float pos = static_cast<float>(positions[t]);
-  for (int e = lane; e < d / 2; e += 32) {
-    if (e >= half) {  // past rot_dim: two unrotated dimensions
-      const int i = l.rot_dim + 2 * (e - half);
-      write(i, row[i]);
-      write(i + 1, row[i + 1]);
-      continue;
-    }
-    float s, c;
-    sincosf(pos * inv_freq[e], &s, &c);
-    c *= l.attention_factor;
-    s *= l.attention_factor;
-    const int a = l.neox ? e : 2 * e;
-    const int b = l.neox ? e + half : 2 * e + 1;
-    const float x0 = row[a], x1 = row[b];
-    write(a, x0 * c - x1 * s);
-    write(b, x1 * c + x0 * s);
-  }
+  });
 }
 
 }  // namespace

@@ -56,6 +56,7 @@ class CudaBackend final : public Backend {
         batch_invariant_(env_flag("PAGODA_BATCH_INVARIANT")),
         fuse_decode_ops_(!env_off("PAGODA_FUSED_GEMV")),
         fold_combine_(env_flag("PAGODA_FOLD_COMBINE")),
+        fused_decode_attention_(env_flag("PAGODA_FUSED_DECODE_ATTENTION")),
         gemm_(stream_, batch_invariant_),
         profile_(stream_, env_flag("PAGODA_PROFILE")) {
     cudaDeviceProp prop{};
@@ -535,24 +536,8 @@ class CudaBackend final : public Backend {
     const OpProfile::Scope profile_scope(profile_, "paged_attention");
     forget_bf16_copy();
     const CacheDims dims = cache_dims(k_cache, v_cache, "paged_attention");
-    const int64_t num_heads = attention_heads(q, out, meta, dims);
-    check_metadata(meta, dims.block_size, dims.num_blocks);
-    const PagedKv layout{k_cache.raw(), v_cache.raw(), dims.dtype == DType::BF16, dims.block_size, dims.kv_heads,
-                         dims.head_dim};
-    AttentionArgs a{};
-    a.q = q.data<float>();
-    a.out = out.data<float>();
-    a.out_bf16 = bf16_buffer(out.numel());
-    a.num_tokens = meta.num_tokens;
-    a.num_seqs = meta.num_seqs;
-    a.num_heads = static_cast<int>(num_heads);
-    a.query_start_loc = mirror_.get(meta.query_start_loc, static_cast<size_t>(meta.num_seqs) + 1);
-    a.seq_lens = mirror_.get(meta.seq_lens, static_cast<size_t>(meta.num_seqs));
-    a.block_tables = mirror_.get(meta.block_tables, static_cast<size_t>(meta.num_seqs) * meta.max_blocks_per_seq);
-    a.max_blocks_per_seq = meta.max_blocks_per_seq;
-    a.scale = scale;
-    a.sliding_window = sliding_window;
-    a.softcap = softcap;
+    const AttentionArgs a = attention_args(q, meta, scale, sliding_window, softcap, out, dims);
+    const PagedKv layout = paged_kv(k_cache, v_cache, dims);
     // Sequences with several new tokens (prefill chunks) go to the tensor cores; decodes, and
     // everything in batch-invariant mode (one kernel for every row, however it is batched),
     // to the CUDA-core kernel, which splits long contexts.
@@ -560,6 +545,41 @@ class CudaBackend final : public Backend {
     if (tensor_cores) attend_on_tensor_cores(a, layout, meta);
     attend_on_cuda_cores(a, layout, meta, tensor_cores ? 1 : meta.num_tokens);
     // Both kernels wrote out's BF16 copy beside it, so the o projection converts nothing.
+    remember_bf16_copy(out);
+  }
+
+  // With PAGODA_FUSED_DECODE_ATTENTION=1, a batch of decodes in one kernel
+  // (decode_attention): at batch 1 the rope and KV write are a kernel of their own, whose
+  // launch and round trip through memory cost more than their work. Otherwise, and for
+  // anything else (a prefill chunk in the batch, a GQA group of more than 8), the
+  // composition of split_rope_write_kv and paged_attention. The same bits either way.
+  void attend_from_qkv(const Tensor& qkv, const HeadNorms& norms, const int32_t* positions, const RopeConfig& rotary,
+                       Tensor& q_scratch, Tensor& k_cache, Tensor& v_cache, const AttentionMetadata& meta, float scale,
+                       int sliding_window, float softcap, Tensor& out) override {
+    const CacheDims dims = cache_dims(k_cache, v_cache, "attend_from_qkv");
+    const int64_t heads = op_checks::split_rope_write_kv_heads(qkv, norms, rotary, q_scratch, meta, dims);
+    if (!fused_decode_attention_ || !all_decodes(meta) || !cuda::split_rope_write_kv_fits(dims.head_dim) ||
+        !cuda::decode_attention_fits(static_cast<int>(heads), static_cast<int>(dims.kv_heads), dims.head_dim)) {
+      Backend::attend_from_qkv(qkv, norms, positions, rotary, q_scratch, k_cache, v_cache, meta, scale,
+                               sliding_window, softcap, out);
+      return;
+    }
+    const OpProfile::Scope profile_scope(profile_, "attend_from_qkv");
+    forget_bf16_copy();
+    check_slots(meta, dims);
+    const AttentionArgs a = attention_args(q_scratch, meta, scale, sliding_window, softcap, out, dims);
+    const auto n = static_cast<size_t>(meta.num_tokens);
+    cuda::QkvSource source{};
+    source.qkv = qkv.data<float>();
+    source.layout = {heads, dims.kv_heads, static_cast<int>(dims.head_dim), rotary.rot_dim, rotary.neox,
+                     rotary.attention_factor};
+    source.positions = mirror_.get(positions, n);
+    source.inv_freq = mirror_.get(rotary.inv_freq, static_cast<size_t>(rotary.rot_dim / 2));
+    source.q_norm = norms.q != nullptr ? norms.q->data<float>() : nullptr;
+    source.k_norm = norms.k != nullptr ? norms.k->data<float>() : nullptr;
+    source.eps = norms.eps;
+    source.slot_mapping = mirror_.get(meta.slot_mapping, n);
+    attend_on_cuda_cores(a, paged_kv(k_cache, v_cache, dims), meta, 1, &source);
     remember_bf16_copy(out);
   }
 
@@ -576,9 +596,46 @@ class CudaBackend final : public Backend {
     cuda::prefill_attention(p, layout, stream_);
   }
 
+  // paged_attention's arguments but for the work split; q is not read by decode_attention.
+  AttentionArgs attention_args(const Tensor& q, const AttentionMetadata& meta, float scale, int sliding_window,
+                               float softcap, Tensor& out, const CacheDims& dims) {
+    const int64_t num_heads = attention_heads(q, out, meta, dims);
+    check_metadata(meta, dims.block_size, dims.num_blocks);
+    AttentionArgs a{};
+    a.q = q.data<float>();
+    a.out = out.data<float>();
+    a.out_bf16 = bf16_buffer(out.numel());
+    a.num_tokens = meta.num_tokens;
+    a.num_seqs = meta.num_seqs;
+    a.num_heads = static_cast<int>(num_heads);
+    a.query_start_loc = mirror_.get(meta.query_start_loc, static_cast<size_t>(meta.num_seqs) + 1);
+    a.seq_lens = mirror_.get(meta.seq_lens, static_cast<size_t>(meta.num_seqs));
+    a.block_tables = mirror_.get(meta.block_tables, static_cast<size_t>(meta.num_seqs) * meta.max_blocks_per_seq);
+    a.max_blocks_per_seq = meta.max_blocks_per_seq;
+    a.scale = scale;
+    a.sliding_window = sliding_window;
+    a.softcap = softcap;
+    return a;
+  }
+
+  static PagedKv paged_kv(const Tensor& k_cache, const Tensor& v_cache, const CacheDims& dims) {
+    return {k_cache.raw(), v_cache.raw(), dims.dtype == DType::BF16, dims.block_size, dims.kv_heads, dims.head_dim};
+  }
+
+  // Whether every sequence of meta has exactly one new token.
+  static bool all_decodes(const AttentionMetadata& meta) {
+    if (meta.num_tokens != meta.num_seqs) return false;
+    for (int s = 0; s < meta.num_seqs; ++s) {
+      if (meta.query_start_loc[s + 1] - meta.query_start_loc[s] != 1) return false;
+    }
+    return true;
+  }
+
   // Sequences of meta with up to max_new new tokens, on CUDA cores (attention.cu), their
   // contexts split when the batch is too small to fill the GPU (not in batch-invariant mode).
-  void attend_on_cuda_cores(AttentionArgs a, const PagedKv& layout, const AttentionMetadata& meta, int max_new) {
+  // With source (a batch of decodes), the kernel makes its inputs from the stacked projection.
+  void attend_on_cuda_cores(AttentionArgs a, const PagedKv& layout, const AttentionMetadata& meta, int max_new,
+                            const cuda::QkvSource* source = nullptr) {
     int longest = 0;
     for (int s = 0; s < meta.num_seqs; ++s) {
       const int num_new = meta.query_start_loc[s + 1] - meta.query_start_loc[s];
@@ -603,7 +660,11 @@ class CudaBackend final : public Backend {
       const int64_t pairs = int64_t{a.num_tiles} * (a.num_heads / a.heads_per_block);
       if (fold_combine_ && pairs <= kSplitCounters) split.counters = split_counters_.data<int32_t>();
     }
-    cuda::paged_attention(a, layout, split, stream_);
+    if (source != nullptr) {
+      cuda::decode_attention(a, layout, split, *source, stream_);
+    } else {
+      cuda::paged_attention(a, layout, split, stream_);
+    }
   }
 
   static std::shared_ptr<StreamOwner> init_device(int device) {
@@ -734,6 +795,10 @@ class CudaBackend final : public Backend {
   // PAGODA_FOLD_COMBINE=1: the last split of a split attention combines them, instead of a
   // kernel of its own (off: no faster on an H100, tools/device/NOTES.md).
   bool fold_combine_;
+  // attend_from_qkv in one kernel for batches of decodes (PAGODA_FUSED_DECODE_ATTENTION=1).
+  // Off by default until a GPU run has passed its tests and timed it (tools/device/NOTES.md,
+  // nineteenth run): the same bits as the composition, so flipping it changes no result.
+  bool fused_decode_attention_;
   LtGemm gemm_;
   OpProfile profile_;  // PAGODA_PROFILE=1: GPU time per op, printed at exit
   int num_sms_ = 0;

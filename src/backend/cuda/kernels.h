@@ -188,6 +188,27 @@ int attention_splits(int num_blocks, int num_sms);
 void paged_attention(const AttentionArgs& args, const PagedKv& kv, const AttentionSplit& split,
                      cudaStream_t stream);
 
+// paged_attention for a batch of decodes (one new token a sequence) that makes its own
+// inputs: every block norms and rotates its query heads from the stacked projection qkv, and
+// the block whose keys end with the new token makes its key and value, writes them to the
+// caches (split_rope_write_kv's work, the same bits) and uses them, so one kernel does what
+// split_rope_write_kv and paged_attention do, and q never goes through memory. args.q is not
+// read. Where decode_attention_fits: head_dim a multiple of 32 up to 256, and a GQA group
+// of at most 8 query heads (one block a KV head).
+struct QkvSource {
+  const float* qkv;  // [num_tokens, (heads + 2 kv_heads) * head_dim]
+  QkvLayout layout;
+  const int32_t* positions;  // [num_tokens]
+  const float* inv_freq;     // [rot_dim / 2]
+  const float* q_norm;       // [head_dim] or null
+  const float* k_norm;       // [head_dim] or null
+  float eps;
+  const int64_t* slot_mapping;  // [num_tokens]; < 0: a padding token, nothing written
+};
+bool decode_attention_fits(int num_heads, int kv_heads, int64_t head_dim);
+void decode_attention(const AttentionArgs& args, const PagedKv& kv, const AttentionSplit& split,
+                      const QkvSource& source, cudaStream_t stream);
+
 // The same on the tensor cores for prefill chunks (attention_prefill.cu), where
 // prefill_attention_fits: BF16 caches, head_dim 64, 96 or 128, GQA groups of up to 64 heads.
 // args.tiles come from attention_tiles with prefill_tile_tokens; heads_per_block is the whole

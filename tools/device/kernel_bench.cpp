@@ -3,6 +3,9 @@
 //    weights' shapes, n = 1 and 4 rows, as achieved GB/s of weight bytes; the
 //    configuration gemv_config picks is marked "chosen";
 //  - a batch-1 step's 128 layer GEMVs in one CUDA graph (gemv_chain);
+//  - a batch-1 step's attention part over a 1,024-token context in one CUDA graph, per layer:
+//    attend_from_qkv (the fused decode attention), the rope and KV write and the split
+//    attention (and its combine) as two ops, and each alone (decode_attention_chain), at 32 layers and at 1 so that the difference is per layer;
 //  - paged attention for one 1,024-token prefill in the Llama-3.1-8B head layout (32 query
 //    heads, 8 KV heads, head_dim 128, BF16 cache, 16-token blocks): the tensor-core kernel
 //    (the default backend) against the CUDA-core one (a PAGODA_BATCH_INVARIANT backend).
@@ -169,6 +172,102 @@ void bench_gemv_chain() {
   cudaStreamDestroy(stream);
 }
 
+// A batch-1 decode step's attention part as the step runs it, in one CUDA graph through the
+// backend (its graphs, its split and combine): per layer attend_from_qkv from a stacked qkv
+// row (one kernel), or split_rope_write_kv and paged_attention, over a 1,024-token context, in the Llama-3.1-8B layout
+// (32/8 heads, head_dim 128, BF16 cache, 16-token blocks), every layer its own cache.
+// Timed on the host around replay + a one-row download, for 32 layers and for 1: the
+// difference / 31 is one layer's cost inside a graph, without the fixed overheads. The
+// stages are also timed alone (rope only; attention only), to place the time.
+void bench_decode_attention_chain() {
+  using namespace pagoda;
+  const int64_t heads = 32, kv_heads = 8, head_dim = 128, block_size = 16, context = 1025;
+  const int64_t table_blocks = (context + block_size - 1) / block_size, num_blocks = table_blocks + 1;
+  constexpr int kLayers = 32;
+  setenv("PAGODA_FUSED_DECODE_ATTENTION", "1", 1);  // attend_from_qkv in one kernel
+  std::unique_ptr<Backend> b = make_backend("cuda");
+  unsetenv("PAGODA_FUSED_DECODE_ATTENTION");
+  // The context: 1,024 old tokens written once, then one new token a step.
+  std::vector<int32_t> table(static_cast<size_t>(table_blocks));
+  std::iota(table.begin(), table.end(), 1);
+  const auto slot_of = [&](int64_t p) { return int64_t{table[size_t(p / block_size)]} * block_size + p % block_size; };
+  std::vector<int32_t> old_qsl = {0, static_cast<int32_t>(context - 1)}, old_lens = {static_cast<int32_t>(context - 1)};
+  std::vector<int64_t> old_slots(static_cast<size_t>(context - 1));
+  for (int64_t p = 0; p + 1 < context; ++p) old_slots[size_t(p)] = slot_of(p);
+  const AttentionMetadata fill{static_cast<int>(context - 1), 1, old_qsl.data(), old_lens.data(), table.data(),
+                               static_cast<int>(table_blocks), old_slots.data()};
+  std::vector<int32_t> qsl = {0, 1}, lens = {static_cast<int32_t>(context)}, positions = {static_cast<int32_t>(context - 1)};
+  std::vector<int64_t> slot = {slot_of(context - 1)};
+  const AttentionMetadata meta{1, 1, qsl.data(), lens.data(), table.data(), static_cast<int>(table_blocks), slot.data()};
+
+  std::mt19937 rng(3);
+  std::normal_distribution<float> dist(0.0f, 1.0f);
+  std::vector<float> old_kv(size_t((context - 1) * kv_heads * head_dim)), qkv_host(size_t((heads + 2 * kv_heads) * head_dim));
+  for (float& v : old_kv) v = dist(rng);
+  for (float& v : qkv_host) v = dist(rng);
+  Tensor old_k = b->alloc(DType::F32, {context - 1, kv_heads, head_dim});
+  b->copy_from_host(old_kv.data(), old_k);
+  std::vector<Tensor> k_caches, v_caches;
+  for (int l = 0; l < kLayers; ++l) {
+    k_caches.push_back(b->alloc(b->kv_cache_dtype(), {num_blocks, block_size, kv_heads, head_dim}));
+    v_caches.push_back(b->alloc(b->kv_cache_dtype(), {num_blocks, block_size, kv_heads, head_dim}));
+    b->write_kv(old_k, old_k, k_caches.back(), v_caches.back(), fill);
+  }
+  Tensor qkv = b->alloc(DType::F32, {1, (heads + 2 * kv_heads) * head_dim});
+  b->copy_from_host(qkv_host.data(), qkv);
+  Tensor q = b->alloc(DType::F32, {1, heads, head_dim}), out = b->alloc(DType::F32, {1, heads, head_dim});
+  b->copy_from_host(qkv_host.data(), q);  // any values: "attention only" reads q without a rope before it
+  std::vector<float> inv_freq(size_t(head_dim / 2));
+  for (size_t i = 0; i < inv_freq.size(); ++i) inv_freq[i] = std::pow(500000.0f, -2.0f * float(i) / float(head_dim));
+  const RopeConfig rope{inv_freq.data(), static_cast<int>(head_dim), true, 1.0f};
+  const float scale = 1.0f / std::sqrt(float(head_dim));
+  const Tensor first = out.rows(0, 1);
+  std::vector<float> row(size_t(heads * head_dim));
+
+  const auto time_graph = [&](int layers, bool with_rope, bool with_attention, bool fused) {
+    const auto step = [&] {
+      for (int l = 0; l < layers; ++l) {
+        Tensor& kc = k_caches[size_t(l)];
+        Tensor& vc = v_caches[size_t(l)];
+        if (fused) {
+          b->attend_from_qkv(qkv, HeadNorms{}, positions.data(), rope, q, kc, vc, meta, scale, 0, 0.0f, out);
+          continue;
+        }
+        if (with_rope) b->split_rope_write_kv(qkv, HeadNorms{}, positions.data(), rope, q, kc, vc, meta);
+        if (with_attention) b->paged_attention(q, kc, vc, meta, scale, 0, 0.0f, out);
+      }
+    };
+    step();  // warm-up and first-use allocations, outside the capture
+    b->begin_capture({});
+    step();
+    const int graph = b->end_capture();
+    std::vector<float> times;
+    for (int it = 0; it < 53; ++it) {
+      const auto t0 = std::chrono::steady_clock::now();
+      b->replay(graph);
+      b->download(first, row.data());
+      const auto elapsed = std::chrono::steady_clock::now() - t0;
+      if (it >= 3) times.push_back(std::chrono::duration<float, std::micro>(elapsed).count());
+    }
+    b->release_graph(graph);
+    return median(times);
+  };
+  const struct {
+    const char* stages;
+    bool rope, attention, fused;
+  } variants[] = {{"attend_from_qkv", true, true, true},
+                  {"rope+attention", true, true, false},
+                  {"rope", true, false, false},
+                  {"attention", false, true, false}};
+  for (const auto& v : variants) {
+    const float all = time_graph(kLayers, v.rope, v.attention, v.fused);
+    const float one = time_graph(1, v.rope, v.attention, v.fused);
+    std::printf("{\"kernel\": \"decode_attention_chain\", \"stages\": \"%s\", \"context\": %lld, \"us_32_layers\": %.1f, "
+                "\"us_1_layer\": %.1f, \"us_per_layer\": %.2f, \"probe\": %.4f}\n",
+                v.stages, static_cast<long long>(context), all, one, (all - one) / (kLayers - 1), row[0]);
+  }
+}
+
 // Host-timed (with a synchronizing download after each run), so a few microseconds of
 // overhead are included in both.
 void bench_prefill_attention() {
@@ -224,6 +323,7 @@ int main() {
   try {
     bench_gemv();
     bench_gemv_chain();
+    bench_decode_attention_chain();
     bench_prefill_attention();
   } catch (const std::exception& e) {
     std::fprintf(stderr, "cuda_kernel_bench: %s\n", e.what());

@@ -35,7 +35,7 @@ nvidia-smi --query-gpu=name,memory.total,memory.used,clocks.sm,clocks.mem --form
 ldd .dev/bin/pagoda | grep -i "not found"
 
 if [[ $what == kernels ]]; then
-  .dev/bin/cuda_kernel_bench 2>&1 | tee "$out/kernels.jsonl" | grep -E '"chosen": true|gemv_chain|paged_attention'
+  .dev/bin/cuda_kernel_bench 2>&1 | tee "$out/kernels.jsonl" | grep -E '"chosen": true|gemv_chain|decode_attention_chain|paged_attention'
 fi
 if [[ $what == tests || $what == all || $what == ops ]]; then
   .dev/bin/pagoda_tests --gtest_filter='Cuda*' 2>&1 | tee "$out/cuda_tests.log" | tail -25

@@ -327,7 +327,7 @@ TEST(CudaAttention, DecodeAttentionFromQkvIsTheComposition) {
       std::vector<float> inv_freq(size_t(c.rot_dim / 2));
       for (int i = 0; i < c.rot_dim / 2; ++i) inv_freq[size_t(i)] = std::pow(10000.0f, -2.0f * i / c.rot_dim);
       const RopeConfig rope{inv_freq.data(), c.rot_dim, c.neox, c.attention_factor};
-      const Shape cache_shape = {num_blocks, block_size, c.kv_heads, d}, q_shape = {n, c.heads, d};
+      const Shape cache_shape = {num_blocks, block_size, c.kv_heads, d};
       const Shape qkv_shape = {n, (c.heads + 2 * c.kv_heads) * d};
       const auto cache_k = bf16_values(rng, size_t(num_blocks * block_size * c.kv_heads * d));
       const auto cache_v = bf16_values(rng, cache_k.size());
@@ -339,28 +339,32 @@ TEST(CudaAttention, DecodeAttentionFromQkvIsTheComposition) {
         std::vector<float> out;
         std::vector<uint8_t> k, v;
       };
-      const auto run = [&](Backend& b, bool fused, DType dtype) {
+      // On b, the batch's first `tokens` decodes (the CPU takes no padding token).
+      const auto run = [&](Backend& b, bool fused, DType dtype, int tokens) {
         const Tensor q_norm = b.upload(Tensor::view(DType::F32, {d}, qn.data()));
         const Tensor k_norm = b.upload(Tensor::view(DType::F32, {d}, kn.data()));
         const HeadNorms norms = c.norms ? HeadNorms{&q_norm, &k_norm, 1e-6f} : HeadNorms{};
         Tensor kc = b.alloc(dtype, cache_shape), vc = b.alloc(dtype, cache_shape);
         fill_caches(b, cache_k, cache_v, kc, vc);
-        Tensor q = b.alloc(DType::F32, q_shape), out = b.alloc(DType::F32, q_shape);
-        const Tensor x = on(b, qkv, qkv_shape);
+        AttentionMetadata m = meta;
+        m.num_tokens = m.num_seqs = tokens;
+        const Shape shape = {tokens, c.heads, d};
+        Tensor q = b.alloc(DType::F32, shape), out = b.alloc(DType::F32, shape);
+        const std::vector<float> rows(qkv.begin(), qkv.begin() + tokens * qkv_shape[1]);
+        const Tensor x = on(b, rows, {tokens, qkv_shape[1]});
         if (fused) {
-          b.attend_from_qkv(x, norms, positions.data(), rope, q, kc, vc, meta, scale, c.window, c.softcap, out);
+          b.attend_from_qkv(x, norms, positions.data(), rope, q, kc, vc, m, scale, c.window, c.softcap, out);
         } else {
-          b.Backend::attend_from_qkv(x, norms, positions.data(), rope, q, kc, vc, meta, scale, c.window, c.softcap,
-                                     out);
+          b.Backend::attend_from_qkv(x, norms, positions.data(), rope, q, kc, vc, m, scale, c.window, c.softcap, out);
         }
         std::vector<float> o = back(b, out);
         o.resize(size_t(n - 1) * size_t(c.heads * d));  // the padding token's row is not compared
         return Result{o, device_bytes(b, kc), device_bytes(b, vc)};
       };
-      const Result on_cpu = run(cpu, false, DType::F32);
+      const Result on_cpu = run(cpu, false, DType::F32, n - 1);
       for (Backend* b : {split.get(), folded.get(), one_pass.get()}) {
         const char* mode = b == split.get() ? "split" : b == folded.get() ? "split, folded combine" : "one pass";
-        const Result fused = run(*b, true, cache_dtype), composed = run(*b, false, cache_dtype);
+        const Result fused = run(*b, true, cache_dtype, n), composed = run(*b, false, cache_dtype, n);
         EXPECT_EQ(fused.out, composed.out) << mode << ", " << what;
         EXPECT_TRUE(fused.k == composed.k) << "k cache, " << mode << ", " << what;
         EXPECT_TRUE(fused.v == composed.v) << "v cache, " << mode << ", " << what;

@@ -168,14 +168,14 @@ __global__ void __launch_bounds__(kMaxRowsPerBlock * 32)
   const int32_t* blocks = a.block_tables + static_cast<int64_t>(seq) * a.max_blocks_per_seq;
   constexpr int kVec = 16 / static_cast<int>(sizeof(KvT));  // elements per 16-byte load
   constexpr int kVecsPerRow = kHeadDim / kVec;
-  // Stages the rows of the chunk at key c whose keys lie in [lo, hi) into shared memory;
-  // rows past the block's keys get zeros when zero_tail is set.
-  const auto stage = [&](int c, int lo, int hi, bool zero_tail) {
+  // Stages the rows of the chunk at key c whose keys lie below hi into shared memory, and
+  // zeros into the rows past the block's keys; rows in [hi, end) are left as they are.
+  const auto stage = [&](int c, int hi) {
     for (int i = static_cast<int>(threadIdx.x); i < kChunk * kVecsPerRow; i += static_cast<int>(blockDim.x)) {
       const int r = i / kVecsPerRow, col = (i % kVecsPerRow) * kVec;
       const int p = c + r;
-      const bool load = p >= lo && p < hi && p < end;
-      if (!load && !(zero_tail && p >= end)) continue;
+      const bool load = p < hi && p < end;
+      if (!load && p < end) continue;
       uint4 kw{0, 0, 0, 0}, vw{0, 0, 0, 0};
       if (load) {
         const int64_t slot = static_cast<int64_t>(blocks[p / kv.block_size]) * kv.block_size + p % kv.block_size;
@@ -190,16 +190,17 @@ __global__ void __launch_bounds__(kMaxRowsPerBlock * 32)
       vd[0] = vw.x, vd[1] = vw.y, vd[2] = vw.z, vd[3] = vw.w;
     }
   };
-  if (begin < end) stage(begin, 0, written_before, true);
-  constexpr int kPairs = (kPerLane + 1) / 2;  // rotation pairs a lane
-  RopeAngles<kPairs> angles{};
-  if (kFromQkv && begin < end) angles = rope_angles<kPairs>(source.layout, source.positions[t], source.inv_freq, lane);
-  if constexpr (kFromQkv) pdl_wait();
-
   float* q_row = q_s + warp * kHeadDim;
   if constexpr (kFromQkv) {
     // One token a block (decodes), one block a KV head: every row is active, and the block
     // whose keys end at the new token (pos == end - 1) is the one to make its key and value.
+    constexpr int kPairs = (kPerLane + 1) / 2;  // rotation pairs a lane
+    RopeAngles<kPairs> angles{};
+    if (begin < end) {
+      stage(begin, written_before);
+      angles = rope_angles<kPairs>(source.layout, source.positions[t], source.inv_freq, lane);
+    }
+    pdl_wait();
     if (begin < end) make_inputs<kPerLane>(source, t, h, kvh, warp, lane, pos - begin, end == pos + 1, angles,
                                            q_row, q_s + a.heads_per_block * kHeadDim, k_s, v_s, kStride,
                                            const_cast<KvT*>(k_cache), const_cast<KvT*>(v_cache));
@@ -208,8 +209,7 @@ __global__ void __launch_bounds__(kMaxRowsPerBlock * 32)
       const float* src = a.q + (static_cast<int64_t>(t) * a.num_heads + h) * kHeadDim;
       for (int d = lane; d < kHeadDim; d += 32) q_row[d] = src[d];
     }
-    // The first chunk's keys of this step.
-    if (begin < end) stage(begin, written_before, end, false);
+    if (begin < end) stage(begin, end);
   }
 
   float acc[kPerLane] = {};
@@ -217,7 +217,7 @@ __global__ void __launch_bounds__(kMaxRowsPerBlock * 32)
   for (int c = begin; c < end; c += kChunk) {
     __syncthreads();  // the previous chunk is consumed (the first time: q rows and chunk staged)
     if (c != begin) {
-      stage(c, 0, end, true);
+      stage(c, end);
       __syncthreads();
     }
     if (!active) continue;
@@ -369,12 +369,12 @@ template <int kPerLane, class KvT, bool kFromQkv>
 void launch_attention(const AttentionArgs& a, const PagedKv& kv, const AttentionSplit& split, const QkvSource& source,
                       cudaStream_t stream) {
   const int rows = a.heads_per_block * a.tile_tokens;
-  const int extra_rows = kFromQkv ? 1 : 0;  // the new key's row before its rotation
-  const size_t smem = smem_bytes<KvT>(kPerLane * 32, rows + extra_rows);
+  constexpr int kExtraRows = kFromQkv ? 1 : 0;  // the new key's row before its rotation
+  const size_t smem = smem_bytes<KvT>(kPerLane * 32, rows + kExtraRows);
   // F32 caches at head_dim 256 need more than the default 48 KiB; asked for once.
   static const bool opted_in = [] {
     check(cudaFuncSetAttribute(attention_kernel<kPerLane, KvT, kFromQkv>, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                               static_cast<int>(smem_bytes<KvT>(kPerLane * 32, kMaxRowsPerBlock + 1))),
+                               static_cast<int>(smem_bytes<KvT>(kPerLane * 32, kMaxRowsPerBlock + kExtraRows))),
           "cudaFuncSetAttribute (attention shared memory)");
     return true;
   }();

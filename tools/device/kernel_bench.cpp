@@ -5,7 +5,10 @@
 //  - a batch-1 step's 128 layer GEMVs in one CUDA graph (gemv_chain);
 //  - a batch-1 step's attention part over a 1,024-token context in one CUDA graph, per layer:
 //    attend_from_qkv (the fused decode attention), the rope and KV write and the split
-//    attention (and its combine) as two ops, and each alone (decode_attention_chain), at 32 layers and at 1 so that the difference is per layer;
+//    attention (and its combine) as two ops, and each alone (decode_attention_chain), at 32
+//    layers and at 1 so that the difference is per layer; with the argument `attention`, only
+//    this, for the fused kernel and the attention alone at 64, 32, 16 and 8 splits at most,
+//    each with the combine as its own kernel and folded into the last split;
 //  - paged attention for one 1,024-token prefill in the Llama-3.1-8B head layout (32 query
 //    heads, 8 KV heads, head_dim 128, BF16 cache, 16-token blocks): the tensor-core kernel
 //    (the default backend) against the CUDA-core one (a PAGODA_BATCH_INVARIANT backend).
@@ -21,6 +24,7 @@
 #include <cstdlib>
 #include <numeric>
 #include <random>
+#include <string>
 #include <vector>
 
 #include "backend/backend.h"
@@ -172,21 +176,40 @@ void bench_gemv_chain() {
   cudaStreamDestroy(stream);
 }
 
+// How the backend splits a batch-1 decode's context: PAGODA_MAX_ATTENTION_SPLITS,
+// PAGODA_MIN_SPLIT_KEYS and PAGODA_FOLD_COMBINE. The first setting is the backend's default.
+struct SplitSetting {
+  int max_splits, min_keys;
+  bool fold_combine;
+};
+constexpr SplitSetting kSplitSettings[] = {{64, 32, false}, {64, 32, true},  {32, 32, false}, {16, 32, false},
+                                           {8, 32, false},  {64, 64, false}, {64, 128, false}, {128, 64, false}};
+
 // A batch-1 decode step's attention part as the step runs it, in one CUDA graph through the
 // backend (its graphs, its split and combine): per layer attend_from_qkv from a stacked qkv
-// row (one kernel), or split_rope_write_kv and paged_attention, over a 1,024-token context, in the Llama-3.1-8B layout
-// (32/8 heads, head_dim 128, BF16 cache, 16-token blocks), every layer its own cache.
-// Timed on the host around replay + a one-row download, for 32 layers and for 1: the
-// difference / 31 is one layer's cost inside a graph, without the fixed overheads. The
-// stages are also timed alone (rope only; attention only), to place the time.
-void bench_decode_attention_chain() {
+// row (one kernel), or split_rope_write_kv and paged_attention, over a 1,024-token context,
+// in the Llama-3.1-8B layout (32/8 heads, head_dim 128, BF16 cache, 16-token blocks), every
+// layer its own cache. Timed on the host around replay + a one-row download, for 32 layers
+// and for 1: the difference / 31 is one layer's cost inside a graph, without the fixed
+// overheads. For the default setting the stages are also timed alone (rope only; attention
+// only), to place the time.
+void bench_decode_attention_chain(const SplitSetting& setting) {
+  const int max_splits = setting.max_splits, min_keys = setting.min_keys;
+  const bool fold_combine = setting.fold_combine;
   using namespace pagoda;
   const int64_t heads = 32, kv_heads = 8, head_dim = 128, block_size = 16, context = 1025;
   const int64_t table_blocks = (context + block_size - 1) / block_size, num_blocks = table_blocks + 1;
   constexpr int kLayers = 32;
   setenv("PAGODA_FUSED_DECODE_ATTENTION", "1", 1);  // attend_from_qkv in one kernel
+  setenv("PAGODA_MAX_ATTENTION_SPLITS", std::to_string(max_splits).c_str(), 1);
+  setenv("PAGODA_MIN_SPLIT_KEYS", std::to_string(min_keys).c_str(), 1);
+  if (fold_combine) setenv("PAGODA_FOLD_COMBINE", "1", 1);
   std::unique_ptr<Backend> b = make_backend("cuda");
   unsetenv("PAGODA_FUSED_DECODE_ATTENTION");
+  unsetenv("PAGODA_MAX_ATTENTION_SPLITS");
+  unsetenv("PAGODA_MIN_SPLIT_KEYS");
+  unsetenv("PAGODA_FOLD_COMBINE");
+  const bool defaults = &setting == &kSplitSettings[0];
   // The context: 1,024 old tokens written once, then one new token a step.
   std::vector<int32_t> table(static_cast<size_t>(table_blocks));
   std::iota(table.begin(), table.end(), 1);
@@ -260,11 +283,15 @@ void bench_decode_attention_chain() {
                   {"rope", true, false, false},
                   {"attention", false, true, false}};
   for (const auto& v : variants) {
+    const bool splits_matter = v.fused || (v.attention && !v.rope);
+    if (!defaults && !splits_matter) continue;
     const float all = time_graph(kLayers, v.rope, v.attention, v.fused);
     const float one = time_graph(1, v.rope, v.attention, v.fused);
-    std::printf("{\"kernel\": \"decode_attention_chain\", \"stages\": \"%s\", \"context\": %lld, \"us_32_layers\": %.1f, "
-                "\"us_1_layer\": %.1f, \"us_per_layer\": %.2f, \"probe\": %.4f}\n",
-                v.stages, static_cast<long long>(context), all, one, (all - one) / (kLayers - 1), row[0]);
+    std::printf("{\"kernel\": \"decode_attention_chain\", \"stages\": \"%s\", \"max_splits\": %d, \"min_split_keys\": %d, "
+                "\"fold_combine\": %d, \"context\": %lld, \"us_32_layers\": %.1f, \"us_1_layer\": %.1f, "
+                "\"us_per_layer\": %.2f, \"probe\": %.4f}\n",
+                v.stages, max_splits, min_keys, fold_combine ? 1 : 0, static_cast<long long>(context), all, one,
+                (all - one) / (kLayers - 1), row[0]);
   }
 }
 
@@ -319,12 +346,19 @@ void bench_prefill_attention() {
 
 }  // namespace
 
-int main() {
+// cuda_kernel_bench [attention]: everything, or only the decode attention chain's sweep over
+// split counts and the folded combine.
+int main(int argc, char** argv) {
+  const bool attention_only = argc > 1 && std::string(argv[1]) == "attention";
   try {
-    bench_gemv();
-    bench_gemv_chain();
-    bench_decode_attention_chain();
-    bench_prefill_attention();
+    if (!attention_only) {
+      bench_gemv();
+      bench_gemv_chain();
+    }
+    for (const SplitSetting& setting : kSplitSettings) {
+      if (attention_only || &setting == &kSplitSettings[0]) bench_decode_attention_chain(setting);
+    }
+    if (!attention_only) bench_prefill_attention();
   } catch (const std::exception& e) {
     std::fprintf(stderr, "cuda_kernel_bench: %s\n", e.what());
     return 1;

@@ -5,15 +5,18 @@
 # building build/.
 set -euo pipefail
 rm -rf .dev && mkdir -p .dev/bin .dev/tok
-gzip -c build/bin/pagoda > .dev/bin/pagoda.gz
-gzip -c build/bin/pagoda_tests > .dev/bin/pagoda_tests.gz
-gzip -c build/bin/cuda_kernel_bench > .dev/bin/cuda_kernel_bench.gz
+# Stripped and gzipped: a call carries at most 64 MiB, the working tree included.
+pack() { strip -o .dev/bin/"$2" "$1" && gzip -f .dev/bin/"$2"; }
+pack build/bin/pagoda pagoda
+pack build/bin/pagoda_tests pagoda_tests
+pack build/bin/cuda_kernel_bench cuda_kernel_bench
 # run.sh ab compares against this binary (the same build of an earlier commit).
-if [ -n "${PAGODA_BASE_BIN:-}" ]; then gzip -c "$PAGODA_BASE_BIN" > .dev/bin/pagoda_base.gz; fi
+if [ -n "${PAGODA_BASE_BIN:-}" ]; then pack "$PAGODA_BASE_BIN" pagoda_base; fi
 libs=$(ldd build/bin/pagoda | awk '/libicu|libpcre2/ {print $3}')
 tar -czhf .dev/libs.tar.gz -C / $(for l in $libs; do echo "${l#/}"; done) --transform 's|.*/||'
 if [ -f ../shared/tokenizers/llama3/tokenizer.json.zst ]; then
   zstd -q -d -f ../shared/tokenizers/llama3/tokenizer.json.zst -o .dev/tok/tokenizer.json
+  gzip -f .dev/tok/tokenizer.json
   cp ../shared/tokenizers/llama3/tokenizer_config.json .dev/tok/
 fi
 du -sh .dev

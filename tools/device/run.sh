@@ -2,7 +2,7 @@
 # What one call of the device machine runs (from the repository root there). Built here with
 # tools/device/pack.sh, which puts the binaries and the shared libraries the device image
 # lacks into .dev/ (git-ignored; named in the call's `carry`). Usage on the device:
-#   tools/device/run.sh verify|tests|ops|engine|logits|bench|all|profile|kernels|pdl|ab
+#   tools/device/run.sh verify|tests|ops|engine|logits|bench|all|profile|kernels|attention|pdl|ab
 # verify: what one call should run (about 460 s on the H200, under the 600 s a call may take),
 # most important first in case it is cut short: ops, compute-sanitizer over the tests of the
 # graph memory, the prefetch and the split attention, bench, an A/B of the opt-in decode
@@ -10,6 +10,8 @@
 # per-op profile with them on.
 # tests = ops (the Cuda* op tests) + engine (greedy CPU vs GPU, the engine tests on the GPU).
 # kernels: cuda_kernel_bench (GEMV configurations, tensor-core vs CUDA-core prefill attention).
+# attention: cuda_kernel_bench attention (the decode attention's split counts, folded or not),
+# and the same of each .dev/bin/kbench_* (a variant kernel bench packed by hand).
 # pdl (after bench or profile, which keep the checkpoint): batch-1 decode and throughput with
 # programmatic dependent launch off and on, one after the other.
 # profile (after bench, which builds the Llama-3.1-8B-shaped checkpoint): GPU time per op
@@ -19,7 +21,8 @@
 # .dev/bin/pagoda_base (an earlier commit, packed by pack.sh when PAGODA_BASE_BIN names it),
 # of .dev/bin/pagoda under each setting in AB_VARIANTS (space-separated; a setting is
 # VAR=value, or several joined by +; default PAGODA_FUSED_GEMV=0) and as it is, alternately,
-# AB_ROUNDS times (2);
+# AB_ROUNDS times (2), with any other builds named in AB_BINARIES (files in .dev/bin, packed
+# by hand) beside the base;
 # then, unless AB_THROUGHPUT=0, the throughput of the base and this one: a same-machine A/B.
 # Writes logs and report.json under $OUT.
 set -uo pipefail
@@ -27,7 +30,7 @@ what=${1:-all}
 out=${OUT:-/tmp/pagoda-out}
 mkdir -p "$out" .dev/lib
 [ -f .dev/libs.tar.gz ] && tar -xzf .dev/libs.tar.gz -C .dev/lib
-for f in .dev/bin/*.gz; do [ -f "$f" ] && gunzip -f "$f"; done
+for f in .dev/bin/*.gz .dev/tok/*.gz; do [ -f "$f" ] && gunzip -f "$f"; done
 chmod +x .dev/bin/* 2>/dev/null
 cublas=$(find / -name 'libcublasLt.so.13*' -not -path '/proc/*' 2>/dev/null | head -1)
 export LD_LIBRARY_PATH="$PWD/.dev/lib:$(dirname "${cublas:-/x/x}")${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
@@ -36,6 +39,20 @@ ldd .dev/bin/pagoda | grep -i "not found"
 
 if [[ $what == kernels ]]; then
   .dev/bin/cuda_kernel_bench 2>&1 | tee "$out/kernels.jsonl" | grep -E '"chosen": true|gemv_chain|decode_attention_chain|paged_attention'
+fi
+if [[ $what == attention ]]; then
+  # The decode attention chain's sweep (splits, folded combine) of cuda_kernel_bench and of
+  # any variant built beside it as .dev/bin/kbench_<name>.
+  for bin in .dev/bin/cuda_kernel_bench .dev/bin/kbench_*; do
+    [ -x "$bin" ] || continue
+    name=$(basename "$bin")
+    "$bin" attention > "$out/chain_$name.jsonl" 2>&1
+    python3 -c "import json,sys
+for l in open('$out/chain_$name.jsonl'):
+    if l.startswith('{'):
+        r=json.loads(l); print('$name', r['stages'], 'splits', r['max_splits'], 'fold', r['fold_combine'], '%.2f us/layer' % r['us_per_layer'])
+    else: print('$name', l.rstrip())"
+  done
 fi
 if [[ $what == tests || $what == all || $what == ops ]]; then
   .dev/bin/pagoda_tests --gtest_filter='Cuda*' 2>&1 | tee "$out/cuda_tests.log" | tail -25
@@ -97,11 +114,13 @@ print('$name: throughput %.0f output tok/s' % t['output_tokens_per_second'])"
   }
   for round in $(seq "${AB_ROUNDS:-2}"); do
     [ -x .dev/bin/pagoda_base ] && lat base_$round pagoda_base
+    for bin in ${AB_BINARIES:-}; do lat "${bin}_$round" "$bin"; done
     for variant in ${AB_VARIANTS:-PAGODA_FUSED_GEMV=0}; do lat "${variant}_$round" pagoda ${variant//+/ }; done
     lat new_$round pagoda
   done
   if [[ ${AB_THROUGHPUT:-1} == 1 ]]; then
     [ -x .dev/bin/pagoda_base ] && thr base pagoda_base
+    for bin in ${AB_BINARIES:-}; do thr "$bin" "$bin"; done
     thr new pagoda
   fi
 fi

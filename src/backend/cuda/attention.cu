@@ -121,7 +121,8 @@ __device__ void make_inputs(const QkvSource& s, int t, int h, int64_t kvh, int w
 // and value if its keys end with them, from source, instead of reading q and the cache.
 template <int kPerLane, class KvT, bool kFromQkv>
 __global__ void __launch_bounds__(kMaxRowsPerBlock * 32)
-    attention_kernel(AttentionArgs a, PagedKv kv, int num_splits, float* partial, int* counters, QkvSource source) {
+    attention_kernel(AttentionArgs a, PagedKv kv, int num_splits, int min_split_keys, float* partial, int* counters,
+                     QkvSource source) {
   constexpr int kHeadDim = kPerLane * 32;
   constexpr int kStride = smem_stride<KvT>(kHeadDim);
   extern __shared__ __align__(16) unsigned char smem_raw[];
@@ -158,7 +159,7 @@ __global__ void __launch_bounds__(kMaxRowsPerBlock * 32)
   int end = pos0 + ntok;
   if (partial != nullptr) {
     const int per_split = (context + num_splits - 1) / num_splits;
-    const int split_keys = (per_split + kChunk - 1) / kChunk * kChunk;
+    const int split_keys = max(min_split_keys, (per_split + kChunk - 1) / kChunk * kChunk);
     begin = max(begin, static_cast<int>(blockIdx.z) * split_keys);
     end = min(end, (static_cast<int>(blockIdx.z) + 1) * split_keys);
   }
@@ -168,28 +169,50 @@ __global__ void __launch_bounds__(kMaxRowsPerBlock * 32)
   const int32_t* blocks = a.block_tables + static_cast<int64_t>(seq) * a.max_blocks_per_seq;
   constexpr int kVec = 16 / static_cast<int>(sizeof(KvT));  // elements per 16-byte load
   constexpr int kVecsPerRow = kHeadDim / kVec;
-  // Stages the rows of the chunk at key c whose keys lie below hi into shared memory, and
-  // zeros into the rows past the block's keys; rows in [hi, end) are left as they are.
-  const auto stage = [&](int c, int hi) {
-    for (int i = static_cast<int>(threadIdx.x); i < kChunk * kVecsPerRow; i += static_cast<int>(blockDim.x)) {
-      const int r = i / kVecsPerRow, col = (i % kVecsPerRow) * kVec;
-      const int p = c + r;
-      const bool load = p < hi && p < end;
-      if (!load && p < end) continue;
-      uint4 kw{0, 0, 0, 0}, vw{0, 0, 0, 0};
-      if (load) {
+  // Staging a chunk: the rows at keys c.. that lie below hi go into shared memory, zeros into
+  // the rows past the block's keys; rows in [hi, end) are left as they are. A thread moves
+  // the 16-byte pieces i0, i0 + threads, ...; the loads of kInFlight pieces are issued before
+  // any is stored, so a chunk costs one trip to memory (two with the block-table reads), not
+  // one a piece.
+  constexpr int kPieces = kChunk * kVecsPerRow, kInFlight = 4;
+  const int threads = static_cast<int>(blockDim.x);
+  struct Pieces {
+    uint4 k[kInFlight], v[kInFlight];
+  };
+  const auto load_pieces = [&](int c, int hi, int i0, Pieces& in) {
+#pragma unroll
+    for (int u = 0; u < kInFlight; ++u) {
+      const int i = i0 + u * threads, p = c + i / kVecsPerRow;
+      in.k[u] = in.v[u] = make_uint4(0, 0, 0, 0);
+      if (i < kPieces && p < hi && p < end) {
         const int64_t slot = static_cast<int64_t>(blocks[p / kv.block_size]) * kv.block_size + p % kv.block_size;
-        const int64_t offset = (slot * kv.kv_heads + kvh) * kHeadDim + col;
-        kw = *reinterpret_cast<const uint4*>(k_cache + offset);
-        vw = *reinterpret_cast<const uint4*>(v_cache + offset);
+        const int64_t offset = (slot * kv.kv_heads + kvh) * kHeadDim + (i % kVecsPerRow) * kVec;
+        in.k[u] = *reinterpret_cast<const uint4*>(k_cache + offset);
+        in.v[u] = *reinterpret_cast<const uint4*>(v_cache + offset);
       }
-      // The padded stride keeps rows 4-byte aligned, not 16: store word by word.
-      auto* kd = reinterpret_cast<uint32_t*>(k_s + r * kStride + col);
-      auto* vd = reinterpret_cast<uint32_t*>(v_s + r * kStride + col);
-      kd[0] = kw.x, kd[1] = kw.y, kd[2] = kw.z, kd[3] = kw.w;
-      vd[0] = vw.x, vd[1] = vw.y, vd[2] = vw.z, vd[3] = vw.w;
     }
   };
+  const auto store_pieces = [&](int c, int hi, int i0, const Pieces& in) {
+#pragma unroll
+    for (int u = 0; u < kInFlight; ++u) {
+      const int i = i0 + u * threads, r = i / kVecsPerRow, p = c + r;
+      if (i >= kPieces || (p >= hi && p < end)) continue;
+      // The padded stride keeps rows 4-byte aligned, not 16: store word by word.
+      auto* kd = reinterpret_cast<uint32_t*>(k_s + r * kStride + (i % kVecsPerRow) * kVec);
+      auto* vd = reinterpret_cast<uint32_t*>(v_s + r * kStride + (i % kVecsPerRow) * kVec);
+      kd[0] = in.k[u].x, kd[1] = in.k[u].y, kd[2] = in.k[u].z, kd[3] = in.k[u].w;
+      vd[0] = in.v[u].x, vd[1] = in.v[u].y, vd[2] = in.v[u].z, vd[3] = in.v[u].w;
+    }
+  };
+  // The pieces from i0 on (i0 - threadIdx.x a multiple of threads), loaded and stored.
+  const auto stage = [&](int c, int hi, int i0) {
+    for (; i0 < kPieces; i0 += kInFlight * threads) {
+      Pieces in;
+      load_pieces(c, hi, i0, in);
+      store_pieces(c, hi, i0, in);
+    }
+  };
+  const int tid = static_cast<int>(threadIdx.x);
   float* q_row = q_s + warp * kHeadDim;
   if constexpr (kFromQkv) {
     // One token a block (decodes), one block a KV head: every row is active, and the block
@@ -197,7 +220,7 @@ __global__ void __launch_bounds__(kMaxRowsPerBlock * 32)
     constexpr int kPairs = (kPerLane + 1) / 2;  // rotation pairs a lane
     RopeAngles<kPairs> angles{};
     if (begin < end) {
-      stage(begin, written_before);
+      stage(begin, written_before, tid);
       angles = rope_angles<kPairs>(source.layout, source.positions[t], source.inv_freq, lane);
     }
     pdl_wait();
@@ -209,7 +232,7 @@ __global__ void __launch_bounds__(kMaxRowsPerBlock * 32)
       const float* src = a.q + (static_cast<int64_t>(t) * a.num_heads + h) * kHeadDim;
       for (int d = lane; d < kHeadDim; d += 32) q_row[d] = src[d];
     }
-    if (begin < end) stage(begin, end);
+    if (begin < end) stage(begin, end, tid);
   }
 
   float acc[kPerLane] = {};
@@ -217,7 +240,7 @@ __global__ void __launch_bounds__(kMaxRowsPerBlock * 32)
   for (int c = begin; c < end; c += kChunk) {
     __syncthreads();  // the previous chunk is consumed (the first time: q rows and chunk staged)
     if (c != begin) {
-      stage(c, end);
+      stage(c, end, tid);
       __syncthreads();
     }
     if (!active) continue;
@@ -318,10 +341,11 @@ __device__ void combine_row(const float* partial, int num_splits, int num_tokens
       if (split_denom != 0.0f) weight = expf(__ldcg(first + z * stride) - global_max);
       denom = fmaf(weight, split_denom, denom);
     }
-    // Four live splits at a time: their loads in flight together, then added in order.
+    // Up to 16 live splits at a time (64 floats of a lane's registers): their loads in
+    // flight together, then added in order.
     unsigned live = __ballot_sync(0xffffffffu, weight != 0.0f);
     while (live != 0) {
-      constexpr int kBatch = 4;
+      constexpr int kBatch = 64 / kPerLane < 16 ? 64 / kPerLane : 16;
       float w[kBatch], v[kBatch][kPerLane];
 #pragma unroll
       for (int u = 0; u < kBatch; ++u) {
@@ -384,12 +408,13 @@ void launch_attention(const AttentionArgs& a, const PagedKv& kv, const Attention
   const unsigned threads = static_cast<unsigned>(rows * 32);
   const auto kernel = attention_kernel<kPerLane, KvT, kFromQkv>;
   if (split.num_splits <= 1) {
-    launch_pdl(kernel, grid, dim3(threads), smem, stream, "paged_attention", a, kv, 1, static_cast<float*>(nullptr),
-               static_cast<int*>(nullptr), source);
+    launch_pdl(kernel, grid, dim3(threads), smem, stream, "paged_attention", a, kv, 1, kChunk,
+               static_cast<float*>(nullptr), static_cast<int*>(nullptr), source);
     return;
   }
+  const int min_split_keys = std::max(kChunk, (split.min_keys + kChunk - 1) / kChunk * kChunk);
   launch_pdl(kernel, grid, dim3(threads), smem, stream, "paged_attention (split)", a, kv, split.num_splits,
-             split.workspace, split.counters, source);
+             min_split_keys, split.workspace, split.counters, source);
   if (split.counters != nullptr) return;
   const unsigned head_blocks = static_cast<unsigned>((a.num_heads + kCombineWarps - 1) / kCombineWarps);
   launch_pdl(combine_splits_kernel<kPerLane>, dim3(static_cast<unsigned>(a.num_tiles), head_blocks),
@@ -435,11 +460,10 @@ void attention_tiles(const int32_t* query_start_loc, int num_seqs, int tile_toke
   }
 }
 
-int attention_splits(int num_blocks, int num_sms) {
-  constexpr int64_t kMaxSplits = 64;
+int attention_splits(int num_blocks, int num_sms, int max_splits) {
   const int64_t wanted = 4 * static_cast<int64_t>(num_sms);
   if (num_blocks >= wanted) return 1;
-  return static_cast<int>(std::min<int64_t>(kMaxSplits, (wanted + num_blocks - 1) / num_blocks));
+  return static_cast<int>(std::min<int64_t>(std::max(1, max_splits), (wanted + num_blocks - 1) / num_blocks));
 }
 
 void write_kv(const float* k, const float* v, void* k_cache, void* v_cache, bool bf16, const int64_t* slot_mapping,

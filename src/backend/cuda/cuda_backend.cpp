@@ -69,6 +69,14 @@ class CudaBackend final : public Backend {
     // (the bulk prefetch instruction).
     const char* share = std::getenv("PAGODA_L2_PREFETCH");
     const int percent = share != nullptr ? std::clamp(std::atoi(share), 0, 100) : 0;
+    // PAGODA_MAX_ATTENTION_SPLITS: the most pieces a context is split into when a batch is
+    // too small to fill the GPU (64 by default; cuda_kernel_bench's decode_attention_chain
+    // sweeps it).
+    const char* splits = std::getenv("PAGODA_MAX_ATTENTION_SPLITS");
+    if (splits != nullptr) max_attention_splits_ = std::clamp(std::atoi(splits), 1, 1024);
+    // PAGODA_MIN_SPLIT_KEYS: the fewest keys a split covers (swept the same way).
+    const char* min_keys = std::getenv("PAGODA_MIN_SPLIT_KEYS");
+    if (min_keys != nullptr) min_split_keys_ = std::clamp(std::atoi(min_keys), 1, 1 << 20);
     l2_bytes_ = prop.l2CacheSize;
     if (prop.major >= 9) l2_prefetch_bytes_ = l2_bytes_ * percent / 100;
     split_counters_ = outside_pool(DType::I32, {kSplitCounters});
@@ -650,7 +658,9 @@ class CudaBackend final : public Backend {
     a.heads_per_block = tiling.heads_per_block;
     AttentionSplit split;
     if (!batch_invariant_) {
-      split.num_splits = attention_splits(a.num_tiles * (a.num_heads / a.heads_per_block), num_sms_);
+      split.num_splits =
+          attention_splits(a.num_tiles * (a.num_heads / a.heads_per_block), num_sms_, max_attention_splits_);
+      split.min_keys = min_split_keys_;
     }
     Tensor workspace;
     if (split.num_splits > 1) {
@@ -795,6 +805,8 @@ class CudaBackend final : public Backend {
   // PAGODA_FOLD_COMBINE=1: the last split of a split attention combines them, instead of a
   // kernel of its own (off: no faster on an H100, tools/device/NOTES.md).
   bool fold_combine_;
+  int max_attention_splits_ = 64;
+  int min_split_keys_ = 32;
   // attend_from_qkv in one kernel for batches of decodes (PAGODA_FUSED_DECODE_ATTENTION=1).
   // Off by default until a GPU run has passed its tests and timed it (tools/device/NOTES.md,
   // nineteenth run): the same bits as the composition, so flipping it changes no result.

@@ -175,15 +175,16 @@ void attention_tiles(const int32_t* query_start_loc, int num_seqs, int tile_toke
 // last combines them in the attention kernel itself; without, a second kernel does.
 struct AttentionSplit {
   int num_splits = 1;
+  int min_keys = 32;  // a split covers at least this many keys (rounded up to 32)
   float* workspace = nullptr;
   int* counters = nullptr;
 };
 
-// How many splits fill the GPU: enough blocks for ~4 per SM, at most 64. A function of the
-// batch's shape alone, not of its context lengths (a graph captured for a batch size serves
-// every length; a split past a sequence's keys ends at once). Depends on the batch, so it is
-// 1 in batch-invariant mode.
-int attention_splits(int num_blocks, int num_sms);
+// How many splits fill the GPU: enough blocks for ~4 per SM, at most max_splits. A function of
+// the batch's shape alone, not of its context lengths (a graph captured for a batch size
+// serves every length; a split past a sequence's keys ends at once). Depends on the batch, so
+// it is 1 in batch-invariant mode.
+int attention_splits(int num_blocks, int num_sms, int max_splits = 64);
 
 void paged_attention(const AttentionArgs& args, const PagedKv& kv, const AttentionSplit& split,
                      cudaStream_t stream);

@@ -291,16 +291,12 @@ std::vector<uint8_t> device_bytes(Backend& b, const Tensor& t) {
 TEST(CudaAttention, DecodeAttentionFromQkvIsTheComposition) {
   PAGODA_NEED_GPU();
   Backend& cpu = *backends().cpu;
-  // The fused kernel is opt-in (PAGODA_FUSED_DECODE_ATTENTION=1) until measured.
-  const auto fused_gpu = [](const char* name, const char* value) {
-    setenv("PAGODA_FUSED_DECODE_ATTENTION", "1", 1);
-    std::unique_ptr<Backend> b = name != nullptr ? gpu_with(name, value) : make_backend("cuda");
-    unsetenv("PAGODA_FUSED_DECODE_ATTENTION");
-    return b;
-  };
-  std::unique_ptr<Backend> split = fused_gpu(nullptr, nullptr);
-  std::unique_ptr<Backend> folded = fused_gpu("PAGODA_FOLD_COMBINE", "1");
-  std::unique_ptr<Backend> one_pass = fused_gpu("PAGODA_BATCH_INVARIANT", "1");
+  std::unique_ptr<Backend> split = make_backend("cuda");
+  std::unique_ptr<Backend> folded = gpu_with("PAGODA_FOLD_COMBINE", "1");
+  // Batch-invariant mode composes unless the fused kernel is asked for.
+  setenv("PAGODA_FUSED_DECODE_ATTENTION", "1", 1);
+  std::unique_ptr<Backend> one_pass = gpu_with("PAGODA_BATCH_INVARIANT", "1");
+  unsetenv("PAGODA_FUSED_DECODE_ATTENTION");
   std::mt19937 rng(31);
   struct Case {
     int64_t heads, kv_heads, head_dim;

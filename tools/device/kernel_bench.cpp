@@ -200,12 +200,10 @@ void bench_decode_attention_chain(const SplitSetting& setting) {
   const int64_t heads = 32, kv_heads = 8, head_dim = 128, block_size = 16, context = 1025;
   const int64_t table_blocks = (context + block_size - 1) / block_size, num_blocks = table_blocks + 1;
   constexpr int kLayers = 32;
-  setenv("PAGODA_FUSED_DECODE_ATTENTION", "1", 1);  // attend_from_qkv in one kernel
   setenv("PAGODA_MAX_ATTENTION_SPLITS", std::to_string(max_splits).c_str(), 1);
   setenv("PAGODA_MIN_SPLIT_KEYS", std::to_string(min_keys).c_str(), 1);
   if (fold_combine) setenv("PAGODA_FOLD_COMBINE", "1", 1);
   std::unique_ptr<Backend> b = make_backend("cuda");
-  unsetenv("PAGODA_FUSED_DECODE_ATTENTION");
   unsetenv("PAGODA_MAX_ATTENTION_SPLITS");
   unsetenv("PAGODA_MIN_SPLIT_KEYS");
   unsetenv("PAGODA_FOLD_COMBINE");

@@ -31,22 +31,29 @@ __device__ __forceinline__ RopeAngles<kPairs> rope_angles(const QkvLayout& l, in
     const int e = lane + 32 * j;
     if (e >= half) break;
     float s, c;
-    sincosf(pos * inv_freq[e], &s, &c);
-    r.cos[j] = c * l.attention_factor;
-    r.sin[j] = s * l.attention_factor;
+    sincosf(__fmul_rn(pos, inv_freq[e]), &s, &c);
+    r.cos[j] = __fmul_rn(c, l.attention_factor);
+    r.sin[j] = __fmul_rn(s, l.attention_factor);
   }
   return r;
 }
+
+// The arithmetic below is spelled out in rounding intrinsics, which the compiler neither
+// contracts into fmas nor reorders. Left to itself it may turn x0 * c - x1 * s into either
+// of two fmas, and may choose differently in the two kernels that inline these helpers: an
+// H100 run found the fused decode attention's output and new keys differing from
+// split_rope_write_kv's in the last bits (tools/device/NOTES.md, twentieth run). Whether
+// this is the whole fix is for the next GPU run of CudaAttention.DecodeAttentionFromQkv*.
 
 // row (head_dim floats, in shared memory, written by this warp and __syncwarp'ed) times
 // rsqrt(mean square + eps) times weight, in place; __syncwarp'ed after.
 __device__ __forceinline__ void norm_head_row(float* row, int head_dim, const float* weight, float eps, int lane) {
   float sum = 0.0f;
-  for (int i = lane; i < head_dim; i += 32) sum += row[i] * row[i];
-  for (int o = 16; o > 0; o /= 2) sum += __shfl_xor_sync(0xffffffffu, sum, o);
-  const float inv = rsqrtf(sum / static_cast<float>(head_dim) + eps);
+  for (int i = lane; i < head_dim; i += 32) sum = __fmaf_rn(row[i], row[i], sum);
+  for (int o = 16; o > 0; o /= 2) sum = __fadd_rn(sum, __shfl_xor_sync(0xffffffffu, sum, o));
+  const float inv = rsqrtf(__fadd_rn(__fdiv_rn(sum, static_cast<float>(head_dim)), eps));
   __syncwarp();
-  for (int i = lane; i < head_dim; i += 32) row[i] = row[i] * inv * weight[i];
+  for (int i = lane; i < head_dim; i += 32) row[i] = __fmul_rn(__fmul_rn(row[i], inv), weight[i]);
   __syncwarp();
 }
 
@@ -70,8 +77,8 @@ __device__ __forceinline__ void rotate_head_row(const float* row, const QkvLayou
     const int a = l.neox ? e : 2 * e;
     const int b = l.neox ? e + half : 2 * e + 1;
     const float x0 = row[a], x1 = row[b];
-    write(a, x0 * r.cos[j] - x1 * r.sin[j]);
-    write(b, x1 * r.cos[j] + x0 * r.sin[j]);
+    write(a, __fsub_rn(__fmul_rn(x0, r.cos[j]), __fmul_rn(x1, r.sin[j])));
+    write(b, __fadd_rn(__fmul_rn(x1, r.cos[j]), __fmul_rn(x0, r.sin[j])));
   }
 }
 

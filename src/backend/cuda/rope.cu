@@ -23,8 +23,9 @@ __global__ void rope_kernel(float* x, int64_t total, int64_t heads, int64_t head
   const int a = neox ? pair : 2 * pair;
   const int b = neox ? pair + half : 2 * pair + 1;
   const float x0 = v[a], x1 = v[b];
-  v[a] = x0 * c - x1 * s;
-  v[b] = x1 * c + x0 * s;
+  // Unfused, as head_rope.cuh's rotation (split_rope_write_kv), so the two agree bit for bit.
+  v[a] = __fsub_rn(__fmul_rn(x0, c), __fmul_rn(x1, s));
+  v[b] = __fadd_rn(__fmul_rn(x1, c), __fmul_rn(x0, s));
 }
 
 }  // namespace

@@ -52,7 +52,10 @@ struct AttentionMetadata {
   const int32_t* seq_lens = nullptr;         // [num_seqs]
   const int32_t* block_tables = nullptr;     // [num_seqs, max_blocks_per_seq]
   int max_blocks_per_seq = 0;
-  const int64_t* slot_mapping = nullptr;  // [num_tokens]: cache slot for each new token
+  // [num_tokens]: cache slot for each new token, each in [0, num_blocks * block_size): the
+  // backends refuse anything else. (A replayed CUDA graph may see -1, a padding row that
+  // writes nothing: its host checks ran at capture, and its kernels skip such slots.)
+  const int64_t* slot_mapping = nullptr;
 };
 
 // One row of on-device sampling: the host Sampler's processors, filters and draw for a row

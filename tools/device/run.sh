@@ -24,7 +24,8 @@
 # AB_ROUNDS times (2), with any other builds named in AB_BINARIES (files in .dev/bin, packed
 # by hand) beside the base;
 # then, unless AB_THROUGHPUT=0, the throughput of the base and this one: a same-machine A/B.
-# Writes logs and report.json under $OUT.
+# Writes logs and report.json under $OUT; end a call's command with tools/device/collect.sh
+# (only about eight files under $OUT come back, so it packs them into one).
 set -uo pipefail
 what=${1:-all}
 out=${OUT:-/tmp/pagoda-out}

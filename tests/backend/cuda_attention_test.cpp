@@ -265,13 +265,10 @@ TEST(CudaAttention, PrefillChunksOnTensorCoresMatchCpuAndDoNotDependOnChunking) 
   }
 }
 
-
 // A tensor's bytes as they are on the backend (a BF16 cache is compared bit for bit),
 // downloaded as 4-byte words (download takes F32 tensors).
 std::vector<uint8_t> device_bytes(Backend& b, const Tensor& t) {
-  const Tensor words = Tensor::view(DType::F32, {static_cast<int64_t>(t.nbytes() / 4)}, t.raw());
-  std::vector<float> w(static_cast<size_t>(words.numel()));
-  b.download(words, w.data());
+  const std::vector<float> w = back(b, Tensor::view(DType::F32, {static_cast<int64_t>(t.nbytes() / 4)}, t.raw()));
   std::vector<uint8_t> out(w.size() * 4);
   std::memcpy(out.data(), w.data(), out.size());
   return out;

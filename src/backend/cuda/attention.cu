@@ -204,15 +204,13 @@ __global__ void __launch_bounds__(kMaxRowsPerBlock * 32)
       vd[0] = in.v[u].x, vd[1] = in.v[u].y, vd[2] = in.v[u].z, vd[3] = in.v[u].w;
     }
   };
-  // The pieces from i0 on (i0 - threadIdx.x a multiple of threads), loaded and stored.
-  const auto stage = [&](int c, int hi, int i0) {
-    for (; i0 < kPieces; i0 += kInFlight * threads) {
+  const auto stage = [&](int c, int hi) {
+    for (int i0 = static_cast<int>(threadIdx.x); i0 < kPieces; i0 += kInFlight * threads) {
       Pieces in;
       load_pieces(c, hi, i0, in);
       store_pieces(c, hi, i0, in);
     }
   };
-  const int tid = static_cast<int>(threadIdx.x);
   float* q_row = q_s + warp * kHeadDim;
   if constexpr (kFromQkv) {
     // One token a block (decodes), one block a KV head: every row is active, and the block
@@ -220,7 +218,7 @@ __global__ void __launch_bounds__(kMaxRowsPerBlock * 32)
     constexpr int kPairs = (kPerLane + 1) / 2;  // rotation pairs a lane
     RopeAngles<kPairs> angles{};
     if (begin < end) {
-      stage(begin, written_before, tid);
+      stage(begin, written_before);
       angles = rope_angles<kPairs>(source.layout, source.positions[t], source.inv_freq, lane);
     }
     pdl_wait();
@@ -232,7 +230,7 @@ __global__ void __launch_bounds__(kMaxRowsPerBlock * 32)
       const float* src = a.q + (static_cast<int64_t>(t) * a.num_heads + h) * kHeadDim;
       for (int d = lane; d < kHeadDim; d += 32) q_row[d] = src[d];
     }
-    if (begin < end) stage(begin, end, tid);
+    if (begin < end) stage(begin, end);
   }
 
   float acc[kPerLane] = {};
@@ -240,7 +238,7 @@ __global__ void __launch_bounds__(kMaxRowsPerBlock * 32)
   for (int c = begin; c < end; c += kChunk) {
     __syncthreads();  // the previous chunk is consumed (the first time: q rows and chunk staged)
     if (c != begin) {
-      stage(c, end, tid);
+      stage(c, end);
       __syncthreads();
     }
     if (!active) continue;

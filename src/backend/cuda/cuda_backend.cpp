@@ -46,6 +46,12 @@ bool env_off(const char* name) {
   return v != nullptr && std::strcmp(v, "0") == 0;
 }
 
+// $name as an integer clamped to [lo, hi]; fallback when unset.
+int env_int(const char* name, int fallback, int lo, int hi) {
+  const char* v = std::getenv(name);
+  return v != nullptr ? std::clamp(std::atoi(v), lo, hi) : fallback;
+}
+
 class CudaBackend final : public Backend {
  public:
   explicit CudaBackend(int device)
@@ -56,6 +62,8 @@ class CudaBackend final : public Backend {
         batch_invariant_(env_flag("PAGODA_BATCH_INVARIANT")),
         fuse_decode_ops_(!env_off("PAGODA_FUSED_GEMV")),
         fold_combine_(env_flag("PAGODA_FOLD_COMBINE")),
+        max_attention_splits_(env_int("PAGODA_MAX_ATTENTION_SPLITS", 64, 1, 1024)),
+        min_split_keys_(env_int("PAGODA_MIN_SPLIT_KEYS", 32, 1, 1 << 20)),
         fused_decode_attention_(env_flag("PAGODA_FUSED_DECODE_ATTENTION") ||
                                 (!batch_invariant_ && !env_off("PAGODA_FUSED_DECODE_ATTENTION"))),
         gemm_(stream_, batch_invariant_),
@@ -68,16 +76,7 @@ class CudaBackend final : public Backend {
     // default, turns prefetching off: at 60 it made batch-1 decode 32% slower on an H100, for
     // reasons not yet traced (tools/device/NOTES.md, eighteenth run). Hopper and later only
     // (the bulk prefetch instruction).
-    const char* share = std::getenv("PAGODA_L2_PREFETCH");
-    const int percent = share != nullptr ? std::clamp(std::atoi(share), 0, 100) : 0;
-    // PAGODA_MAX_ATTENTION_SPLITS: the most pieces a context is split into when a batch is
-    // too small to fill the GPU (64 by default; cuda_kernel_bench's decode_attention_chain
-    // sweeps it).
-    const char* splits = std::getenv("PAGODA_MAX_ATTENTION_SPLITS");
-    if (splits != nullptr) max_attention_splits_ = std::clamp(std::atoi(splits), 1, 1024);
-    // PAGODA_MIN_SPLIT_KEYS: the fewest keys a split covers (swept the same way).
-    const char* min_keys = std::getenv("PAGODA_MIN_SPLIT_KEYS");
-    if (min_keys != nullptr) min_split_keys_ = std::clamp(std::atoi(min_keys), 1, 1 << 20);
+    const int percent = env_int("PAGODA_L2_PREFETCH", 0, 0, 100);
     l2_bytes_ = prop.l2CacheSize;
     if (prop.major >= 9) l2_prefetch_bytes_ = l2_bytes_ * percent / 100;
     split_counters_ = outside_pool(DType::I32, {kSplitCounters});
@@ -257,8 +256,7 @@ class CudaBackend final : public Backend {
   // Decode graphs are on (verified on the H200: DecodeGraphs.* and the engine tests);
   // --enforce-eager turns them off per engine, PAGODA_CUDA_GRAPHS=0 for the whole process.
   [[nodiscard]] bool can_capture() const override {
-    const char* v = std::getenv("PAGODA_CUDA_GRAPHS");
-    return v == nullptr || std::strcmp(v, "0") != 0;
+    return !env_off("PAGODA_CUDA_GRAPHS");
   }
 
   void begin_capture(std::span<const HostSpan> inputs) override {
@@ -557,11 +555,11 @@ class CudaBackend final : public Backend {
     remember_bf16_copy(out);
   }
 
-  // A batch of decodes in one kernel (PAGODA_FUSED_DECODE_ATTENTION=0: the composition)
-  // (decode_attention): at batch 1 the rope and KV write are a kernel of their own, whose
-  // launch and round trip through memory cost more than their work. Otherwise, and for
-  // anything else (a prefill chunk in the batch, a GQA group of more than 8), the
-  // composition of split_rope_write_kv and paged_attention. The same bits either way.
+  // A batch of decodes in one kernel (decode_attention), where fused_decode_attention_: at
+  // batch 1 the rope and KV write as a kernel of their own cost more in launch and round
+  // trip through memory than in work. Anything else (a prefill chunk in the batch, a GQA
+  // group of more than 8) takes the composition of split_rope_write_kv and paged_attention,
+  // whose bits the kernel means to match (see fused_decode_attention_).
   void attend_from_qkv(const Tensor& qkv, const HeadNorms& norms, const int32_t* positions, const RopeConfig& rotary,
                        Tensor& q_scratch, Tensor& k_cache, Tensor& v_cache, const AttentionMetadata& meta, float scale,
                        int sliding_window, float softcap, Tensor& out) override {
@@ -806,8 +804,11 @@ class CudaBackend final : public Backend {
   // PAGODA_FOLD_COMBINE=1: the last split of a split attention combines them, instead of a
   // kernel of its own (off: no faster on an H100, tools/device/NOTES.md).
   bool fold_combine_;
-  int max_attention_splits_ = 64;
-  int min_split_keys_ = 32;
+  // PAGODA_MAX_ATTENTION_SPLITS, PAGODA_MIN_SPLIT_KEYS: the most pieces a context is split
+  // into when a batch is too small to fill the GPU, and the fewest keys a piece covers
+  // (64 and 32 by default; cuda_kernel_bench attention sweeps them).
+  int max_attention_splits_;
+  int min_split_keys_;
   // attend_from_qkv in one kernel for batches of decodes: on (1.2% faster batch-1 decode on
   // an H100, tools/device/NOTES.md, twentieth run), off with PAGODA_FUSED_DECODE_ATTENTION=0,
   // and off in batch-invariant mode unless that variable is 1: there a decode row must give

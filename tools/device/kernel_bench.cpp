@@ -8,7 +8,8 @@
 //    attention (and its combine) as two ops, and each alone (decode_attention_chain), at 32
 //    layers and at 1 so that the difference is per layer; with the argument `attention`, only
 //    this, for the fused kernel and the attention alone at 64, 32, 16 and 8 splits at most,
-//    each with the combine as its own kernel and folded into the last split;
+//    at least 32, 64 or 128 keys a split, the combine as its own kernel or folded into the
+//    last split (kSplitSettings);
 //  - paged attention for one 1,024-token prefill in the Llama-3.1-8B head layout (32 query
 //    heads, 8 KV heads, head_dim 128, BF16 cache, 16-token blocks): the tensor-core kernel
 //    (the default backend) against the CUDA-core one (a PAGODA_BATCH_INVARIANT backend).

@@ -36,7 +36,6 @@ namespace {
 
 constexpr int kChunk = 32;          // keys per shared-memory chunk: one per lane
 constexpr int kMaxRowsPerBlock = 8;  // warps per block
-constexpr int kCombineWarps = 4;
 
 __device__ __forceinline__ float to_float(float x) { return x; }
 __device__ __forceinline__ float to_float(__nv_bfloat16 x) { return __bfloat162float(x); }
@@ -67,9 +66,9 @@ size_t smem_bytes(int head_dim, int rows) {
   return 2 * size_t{kChunk} * smem_stride<KvT>(head_dim) * sizeof(KvT) + size_t(rows) * head_dim * sizeof(float);
 }
 
-template <int kPerLane>
-__device__ void combine_row(const float* partial, int num_splits, int num_tokens, int num_heads, int64_t head_dim,
-                            int t, int h, float* out, __nv_bfloat16* out_bf16);
+template <int kSlices, int kBatch>
+__device__ void combine_dims(const float* partial, int num_splits, int num_tokens, int num_heads, int64_t head_dim,
+                             int t, int h, int j0, float* out, __nv_bfloat16* out_bf16);
 
 // The decode attention's inputs, in one block of attention_kernel<..., kFromQkv = true>:
 // warp w's query head h from source, normed and rotated into q_row (what
@@ -300,7 +299,10 @@ __global__ void __launch_bounds__(kMaxRowsPerBlock * 32)
     __syncthreads();
     if (!last || !active) return;
     __threadfence();
-    combine_row<kPerLane>(partial, num_splits, a.num_tokens, a.num_heads, kHeadDim, t, h, a.out, a.out_bf16);
+    // The whole head in this warp: up to 16 live splits' loads in flight (64 registers).
+    constexpr int kBatch = 64 / kPerLane < 16 ? 64 / kPerLane : 16;
+    combine_dims<kPerLane, kBatch>(partial, num_splits, a.num_tokens, a.num_heads, kHeadDim, t, h, 0, a.out,
+                                   a.out_bf16);
     return;
   }
   if (!active) return;
@@ -314,14 +316,16 @@ __global__ void __launch_bounds__(kMaxRowsPerBlock * 32)
   }
 }
 
-// One warp, one (token, head): merges the splits' partial softmax sums. Lane z holds split z's
-// max and weight (splits z + 32, ... in later rounds), so the warp finds the maximum and
-// the denominator in one shuffle reduction each; then it walks only the splits that saw
-// keys (at batch 1 over a short context most are empty), in split order. A fixed order
-// throughout: the same bits every time for the same split count.
-template <int kPerLane>
-__device__ void combine_row(const float* partial, int num_splits, int num_tokens, int num_heads, int64_t head_dim,
-                            int t, int h, float* out, __nv_bfloat16* out_bf16) {
+// One warp merges the splits' partial softmax sums of one (token, head), for the head
+// dimensions j * 32 + lane, j in [j0, j0 + kSlices). Lane z holds split z's max and weight
+// (splits z + 32, ... in later rounds), so the warp finds the maximum and the denominator in
+// one shuffle reduction each; then it walks only the splits that saw keys (at batch 1 over a
+// short context most are empty), in split order, the loads of kBatch live splits in flight
+// together. Every dimension's sum runs over the splits in split order, whichever warp holds
+// it and however the loads are batched: the same bits for the same split count.
+template <int kSlices, int kBatch>
+__device__ void combine_dims(const float* partial, int num_splits, int num_tokens, int num_heads, int64_t head_dim,
+                             int t, int h, int j0, float* out, __nv_bfloat16* out_bf16) {
   const int lane = static_cast<int>(threadIdx.x) % 32;
   const int64_t stride = static_cast<int64_t>(num_tokens) * num_heads * (head_dim + 2);
   const float* first = partial + (static_cast<int64_t>(t) * num_heads + h) * (head_dim + 2);
@@ -330,7 +334,7 @@ __device__ void combine_row(const float* partial, int num_splits, int num_tokens
   // coherent, L1 is not).
   for (int z = lane; z < num_splits; z += 32) global_max = fmaxf(global_max, __ldcg(first + z * stride));
   for (int o = 16; o > 0; o /= 2) global_max = fmaxf(global_max, __shfl_xor_sync(0xffffffffu, global_max, o));
-  float denom = 0.0f, acc[kPerLane] = {};
+  float denom = 0.0f, acc[kSlices] = {};
   for (int z0 = 0; z0 < num_splits; z0 += 32) {
     const int z = z0 + lane;
     float weight = 0.0f;
@@ -339,25 +343,22 @@ __device__ void combine_row(const float* partial, int num_splits, int num_tokens
       if (split_denom != 0.0f) weight = expf(__ldcg(first + z * stride) - global_max);
       denom = fmaf(weight, split_denom, denom);
     }
-    // Up to 16 live splits at a time (64 floats of a lane's registers): their loads in
-    // flight together, then added in order.
     unsigned live = __ballot_sync(0xffffffffu, weight != 0.0f);
     while (live != 0) {
-      constexpr int kBatch = 64 / kPerLane < 16 ? 64 / kPerLane : 16;
-      float w[kBatch], v[kBatch][kPerLane];
+      float w[kBatch], v[kBatch][kSlices];
 #pragma unroll
       for (int u = 0; u < kBatch; ++u) {
         const int src = live != 0 ? __ffs(live) - 1 : 0;
         w[u] = live != 0 ? __shfl_sync(0xffffffffu, weight, src) : 0.0f;
         const float* slot = first + (z0 + src) * stride;
 #pragma unroll
-        for (int j = 0; j < kPerLane; ++j) v[u][j] = live != 0 ? __ldcg(slot + 2 + j * 32 + lane) : 0.0f;
+        for (int j = 0; j < kSlices; ++j) v[u][j] = live != 0 ? __ldcg(slot + 2 + (j0 + j) * 32 + lane) : 0.0f;
         live &= live - 1;
       }
 #pragma unroll
       for (int u = 0; u < kBatch; ++u) {
 #pragma unroll
-        for (int j = 0; j < kPerLane; ++j) acc[j] = fmaf(w[u], v[u][j], acc[j]);
+        for (int j = 0; j < kSlices; ++j) acc[j] = fmaf(w[u], v[u][j], acc[j]);
       }
     }
   }
@@ -365,25 +366,27 @@ __device__ void combine_row(const float* partial, int num_splits, int num_tokens
   const int64_t orow = (static_cast<int64_t>(t) * num_heads + h) * head_dim;
   const float inv = 1.0f / denom;
 #pragma unroll
-  for (int j = 0; j < kPerLane; ++j) {
+  for (int j = 0; j < kSlices; ++j) {
     const float v = acc[j] * inv;
-    out[orow + j * 32 + lane] = v;
-    if (out_bf16 != nullptr) out_bf16[orow + j * 32 + lane] = __float2bfloat16_rn(v);
+    out[orow + (j0 + j) * 32 + lane] = v;
+    if (out_bf16 != nullptr) out_bf16[orow + (j0 + j) * 32 + lane] = __float2bfloat16_rn(v);
   }
 }
 
-// The rows of the attention kernel's tiles (blockIdx.x: a tile, then its tokens), a warp per
-// head: rows of other kernels (the tensor-core prefill) share the output and have no partials.
+// The rows of the attention kernel's tiles (blockIdx.x: a tile, then its tokens), one head a
+// block (blockIdx.y) and 32 of its dimensions a warp, so that a warp's loads of up to 32 live
+// splits are in flight together: one round trip to L2 where a warp holding the whole head
+// needs one per 16 splits. Rows of other kernels (the tensor-core prefill) share the output
+// and have no partials.
 template <int kPerLane>
 __global__ void combine_splits_kernel(AttentionArgs a, const float* partial, int num_splits, int64_t head_dim) {
   pdl_launch_dependents();
   pdl_wait();
-  const int h = static_cast<int>(blockIdx.y) * kCombineWarps + static_cast<int>(threadIdx.x) / 32;
-  if (h >= a.num_heads) return;
+  const int h = static_cast<int>(blockIdx.y), j0 = static_cast<int>(threadIdx.x) / 32;
   const int seq = a.tiles[2 * blockIdx.x], t0 = a.tiles[2 * blockIdx.x + 1];
   const int t_end = min(t0 + a.tile_tokens, a.query_start_loc[seq + 1]);
   for (int t = t0; t < t_end; ++t) {
-    combine_row<kPerLane>(partial, num_splits, a.num_tokens, a.num_heads, head_dim, t, h, a.out, a.out_bf16);
+    combine_dims<1, 32>(partial, num_splits, a.num_tokens, a.num_heads, head_dim, t, h, j0, a.out, a.out_bf16);
   }
 }
 
@@ -414,10 +417,9 @@ void launch_attention(const AttentionArgs& a, const PagedKv& kv, const Attention
   launch_pdl(kernel, grid, dim3(threads), smem, stream, "paged_attention (split)", a, kv, split.num_splits,
              min_split_keys, split.workspace, split.counters, source);
   if (split.counters != nullptr) return;
-  const unsigned head_blocks = static_cast<unsigned>((a.num_heads + kCombineWarps - 1) / kCombineWarps);
-  launch_pdl(combine_splits_kernel<kPerLane>, dim3(static_cast<unsigned>(a.num_tiles), head_blocks),
-             dim3(kCombineWarps * 32), 0, stream, "paged_attention (combine)", a, split.workspace, split.num_splits,
-             kv.head_dim);
+  const dim3 combine_grid(static_cast<unsigned>(a.num_tiles), static_cast<unsigned>(a.num_heads));
+  launch_pdl(combine_splits_kernel<kPerLane>, combine_grid, dim3(kPerLane * 32), 0, stream,
+             "paged_attention (combine)", a, split.workspace, split.num_splits, kv.head_dim);
 }
 
 template <class KvT, bool kFromQkv>

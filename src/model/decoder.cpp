@@ -255,12 +255,22 @@ Tensor Decoder::forward(const ForwardBatch& batch, KvCache& cache) {
   }
 
   // Only the rows whose logits are wanted go through the final norm and the vocabulary
-  // projection (for a prefill that is usually one row of many). embedding() gathers rows.
+  // projection (for a prefill that is usually one row of many). embedding() gathers rows;
+  // a batch of decodes wants every row in order, and the norm reads them where they are.
   const int rows = static_cast<int>(batch.logit_rows.size());
-  for (int32_t r : batch.logit_rows) PAGODA_CHECK(0 <= r && r < n);
+  bool every_row = rows == n;
+  for (int i = 0; i < rows; ++i) {
+    const int32_t r = batch.logit_rows[static_cast<size_t>(i)];
+    PAGODA_CHECK(0 <= r && r < n);
+    every_row = every_row && r == i;
+  }
   Tensor picked = backend_.scratch(DType::F32, {rows, s.hidden_size});
-  backend_.embedding(x, batch.logit_rows.data(), rows, picked);
-  backend_.rms_norm(picked, *output_norm_, s.rms_norm_eps, picked);
+  if (every_row) {
+    backend_.rms_norm(x, *output_norm_, s.rms_norm_eps, picked);
+  } else {
+    backend_.embedding(x, batch.logit_rows.data(), rows, picked);
+    backend_.rms_norm(picked, *output_norm_, s.rms_norm_eps, picked);
+  }
   Tensor logits = backend_.scratch(DType::F32, {rows, s.vocab_size});
   backend_.matmul(picked, *output_, logits);
   if (s.final_logit_softcap > 0) backend_.softcap(logits, s.final_logit_softcap);

@@ -290,10 +290,7 @@ TEST(CudaAttention, DecodeAttentionFromQkvIsTheComposition) {
   Backend& cpu = *backends().cpu;
   std::unique_ptr<Backend> split = make_backend("cuda");
   std::unique_ptr<Backend> folded = gpu_with("PAGODA_FOLD_COMBINE", "1");
-  // Batch-invariant mode composes unless the fused kernel is asked for.
-  setenv("PAGODA_FUSED_DECODE_ATTENTION", "1", 1);
-  std::unique_ptr<Backend> one_pass = gpu_with("PAGODA_BATCH_INVARIANT", "1");
-  unsetenv("PAGODA_FUSED_DECODE_ATTENTION");
+  std::unique_ptr<Backend> one_pass = batch_invariant_gpu();
   std::mt19937 rng(31);
   struct Case {
     int64_t heads, kv_heads, head_dim;

@@ -2,7 +2,7 @@
 # What one call of the device machine runs (from the repository root there). Built here with
 # tools/device/pack.sh, which puts the binaries and the shared libraries the device image
 # lacks into .dev/ (git-ignored; named in the call's `carry`). Usage on the device:
-#   tools/device/run.sh verify|tests|ops|engine|logits|bench|all|profile|kernels|attention|pdl|ab
+#   tools/device/run.sh verify|tests|ops|engine|logits|bench|all|profile|kernels|attention|pdl|ab|ncu
 # verify: what one call should run (about 460 s on the H200, under the 600 s a call may take),
 # most important first in case it is cut short: ops, compute-sanitizer over the tests of the
 # graph memory, the prefetch and the split attention, bench, an A/B of the opt-in decode
@@ -24,6 +24,7 @@
 # AB_ROUNDS times (2), with any other builds named in AB_BINARIES (files in .dev/bin, packed
 # by hand) beside the base;
 # then, unless AB_THROUGHPUT=0, the throughput of the base and this one: a same-machine A/B.
+# ncu (after bench): every kernel of one decode step timed alone (tools/device/ncu_step.py).
 # Writes logs and report.json under $OUT; end a call's command with tools/device/collect.sh
 # (only about eight files under $OUT come back, so it packs them into one).
 set -uo pipefail
@@ -51,7 +52,7 @@ if [[ $what == attention ]]; then
     python3 -c "import json,sys
 for l in open('$out/chain_$name.jsonl'):
     if l.startswith('{'):
-        r=json.loads(l); print('$name', r['stages'], 'splits', r['max_splits'], 'fold', r['fold_combine'], '%.2f us/layer' % r['us_per_layer'])
+        r=json.loads(l); print('$name', r['stages'], 'splits', r['max_splits'], 'min_keys', r.get('min_split_keys'), 'fold', r['fold_combine'], '%.2f us/layer' % r['us_per_layer'])
     else: print('$name', l.rstrip())"
   done
 fi
@@ -141,6 +142,19 @@ if [[ $what == profile ]]; then
     --num-prompts 1000 --max-num-seqs 256 --max-num-batched-tokens 8192 --max-model-len 256 \
     > "$out/throughput_profiled.json" 2> "$out/profile_throughput.txt"
   head -30 "$out"/profile_*.txt
+fi
+if [[ $what == ncu ]]; then
+  # (after bench, which keeps the checkpoint) Each kernel of one decode step (the 100th graph
+  # replay: in the measured pass) timed alone by Nsight Compute; NCU_BATCH sequences (1) after
+  # NCU_INPUT-token prompts (1,024; the step attends over ~1,060 keys).
+  ckpt=/tmp/pagoda_ckpt/llama31_8b
+  ncu=$(command -v ncu || ls /opt/nvidia/nsight-compute/*/ncu /usr/local/cuda/bin/ncu 2>/dev/null | head -1)
+  PAGODA_PROFILE_REPLAY=100 timeout 240 "$ncu" --profile-from-start off --graph-profiling node --clock-control none \
+    --cache-control none --metrics gpu__time_duration.sum --csv --page raw --print-units base \
+    .dev/bin/pagoda bench latency $ckpt --device cuda --input-len "${NCU_INPUT:-1024}" --output-len 64 --num-iters 1 \
+    --batch-size "${NCU_BATCH:-1}" > "$out/ncu_step.csv" 2> "$out/ncu_step.err"
+  tail -3 "$out/ncu_step.err"
+  python3 tools/device/ncu_step.py "$out/ncu_step.csv" | tee "$out/ncu_step.txt" | head -40
 fi
 if [[ $what == verify ]]; then
   opt_in=${VERIFY_OPT_IN:-PAGODA_FOLD_COMBINE=1 PAGODA_L2_PREFETCH=60}

@@ -2,6 +2,8 @@
 // cuBLASLt calls on one stream (see cuda_backend.h).
 #include "backend/cuda/cuda_backend.h"
 
+#include <cuda_profiler_api.h>
+
 #include <algorithm>
 #include <cstdlib>
 #include <cstring>
@@ -64,8 +66,7 @@ class CudaBackend final : public Backend {
         fold_combine_(env_flag("PAGODA_FOLD_COMBINE")),
         max_attention_splits_(env_int("PAGODA_MAX_ATTENTION_SPLITS", 64, 1, 1024)),
         min_split_keys_(env_int("PAGODA_MIN_SPLIT_KEYS", 32, 1, 1 << 20)),
-        fused_decode_attention_(env_flag("PAGODA_FUSED_DECODE_ATTENTION") ||
-                                (!batch_invariant_ && !env_off("PAGODA_FUSED_DECODE_ATTENTION"))),
+        fused_decode_attention_(!env_off("PAGODA_FUSED_DECODE_ATTENTION")),
         gemm_(stream_, batch_invariant_),
         profile_(stream_, env_flag("PAGODA_PROFILE")) {
     cudaDeviceProp prop{};
@@ -73,9 +74,11 @@ class CudaBackend final : public Backend {
     name_ = std::string("cuda-") + prop.name;
     num_sms_ = prop.multiProcessorCount;
     // PAGODA_L2_PREFETCH: the share of L2 (percent) a prefetched weight may fill; 0, the
-    // default, turns prefetching off: at 60 it made batch-1 decode 32% slower on an H100, for
-    // reasons not yet traced (tools/device/NOTES.md, eighteenth run). Hopper and later only
-    // (the bulk prefetch instruction).
+    // default, turns prefetching off. Measured on an H100 (tools/device/NOTES.md): at 60,
+    // issued from four blocks, batch-1 decode was 32% slower (eighteenth run); spread over
+    // every multiprocessor, 1.5% slower at 60 and 1% at 30, and slower still issued after
+    // the qkv GEMV (PAGODA_L2_PREFETCH_AFTER_WAIT=1; twenty-first run). Hopper and later
+    // only (the bulk prefetch instruction).
     const int percent = env_int("PAGODA_L2_PREFETCH", 0, 0, 100);
     l2_bytes_ = prop.l2CacheSize;
     if (prop.major >= 9) l2_prefetch_bytes_ = l2_bytes_ * percent / 100;
@@ -330,7 +333,13 @@ class CudaBackend final : public Backend {
     for (const GraphInput& in : g.arrays.inputs) {
       check(cudaMemcpyAsync(in.device, in.host, in.bytes, cudaMemcpyHostToDevice, stream_), "cudaMemcpyAsync (graph input)");
     }
+    // PAGODA_PROFILE_REPLAY=N: the N-th replay (from 1) is the one range a profiler started
+    // with --profile-from-start off sees (ncu --graph-profiling node: each kernel of one
+    // decode step timed alone; tools/device/run.sh ncu).
+    const bool profiled = ++replays_ == profile_replay_;
+    if (profiled) check(cudaProfilerStart(), "cudaProfilerStart");
     check(cudaGraphLaunch(g.exec, stream_), "cudaGraphLaunch");
+    if (profiled) check(cudaProfilerStop(), "cudaProfilerStop");
   }
 
   // Only where the GEMV reads w (a few rows: the weight's streaming is the matmul's whole
@@ -347,7 +356,7 @@ class CudaBackend final : public Backend {
     const OpProfile::Scope profile_scope(profile_, "prefetch");
     cuda::prefetch_l2(w.raw(), std::min(static_cast<int64_t>(w.nbytes()), l2_prefetch_bytes_),
                       mirror_.get(before.seq_lens, static_cast<size_t>(before.num_seqs)), before.num_seqs, max_context,
-                      stream_);
+                      num_sms_, prefetch_after_wait_, stream_);
   }
 
   void embedding(const Tensor& table, const int32_t* ids, int n, Tensor& out) override {
@@ -810,17 +819,19 @@ class CudaBackend final : public Backend {
   int max_attention_splits_;
   int min_split_keys_;
   // attend_from_qkv in one kernel for batches of decodes: on (1.2% faster batch-1 decode on
-  // an H100, tools/device/NOTES.md, twentieth run), off with PAGODA_FUSED_DECODE_ATTENTION=0,
-  // and off in batch-invariant mode unless that variable is 1: there a decode row must give
-  // the same bits in a mixed batch (the composition) and in a batch of decodes (this
-  // kernel), and that equality has not yet passed its GPU test (the head_rope.cuh fix for
-  // the mismatch it found is unverified).
+  // an H100, tools/device/NOTES.md, twentieth run), off with PAGODA_FUSED_DECODE_ATTENTION=0.
+  // In batch-invariant mode too, where a decode row must give the same bits in a mixed batch
+  // (the composition) and in a batch of decodes (this kernel): they do (the op test
+  // DecodeAttentionFromQkvIsTheComposition and the needle test, on an H100, twenty-first run).
   bool fused_decode_attention_;
   LtGemm gemm_;
   OpProfile profile_;  // PAGODA_PROFILE=1: GPU time per op, printed at exit
   int num_sms_ = 0;
   int64_t l2_bytes_ = 0;
   int64_t l2_prefetch_bytes_ = 0;  // the most of a weight prefetch() asks for (0: off)
+  bool prefetch_after_wait_ = env_flag("PAGODA_L2_PREFETCH_AFTER_WAIT");
+  int64_t replays_ = 0;
+  int64_t profile_replay_ = env_int("PAGODA_PROFILE_REPLAY", 0, 0, 1 << 30);
   Tensor bf16_;
   // The attention's split counters (AttentionSplit), zero between launches. Fixed in size,
   // so never freed under a graph; a batch with more (tile, head group) pairs than this is

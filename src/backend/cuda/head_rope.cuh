@@ -42,8 +42,8 @@ __device__ __forceinline__ RopeAngles<kPairs> rope_angles(const QkvLayout& l, in
 // contracts into fmas nor reorders. Left to itself it may turn x0 * c - x1 * s into either
 // of two fmas, and may choose differently in the two kernels that inline these helpers: an
 // H100 run found the fused decode attention's output and new keys differing from
-// split_rope_write_kv's in the last bits (tools/device/NOTES.md, twentieth run). Whether
-// this is the whole fix is for the next GPU run of CudaAttention.DecodeAttentionFromQkv*.
+// split_rope_write_kv's in the last bits (tools/device/NOTES.md, twentieth run); with the
+// intrinsics CudaAttention.DecodeAttentionFromQkvIsTheComposition passes (twenty-first).
 
 // row (head_dim floats, in shared memory, written by this warp and __syncwarp'ed) times
 // rsqrt(mean square + eps) times weight, in place; __syncwarp'ed after.

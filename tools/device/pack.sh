@@ -12,6 +12,8 @@ pack build/bin/pagoda_tests pagoda_tests
 pack build/bin/cuda_kernel_bench cuda_kernel_bench
 # run.sh ab compares against this binary (the same build of an earlier commit).
 if [ -n "${PAGODA_BASE_BIN:-}" ]; then pack "$PAGODA_BASE_BIN" pagoda_base; fi
+# run.sh attention sweeps this kernel bench (an earlier build's) beside the current one.
+if [ -n "${PAGODA_BASE_KBENCH:-}" ]; then pack "$PAGODA_BASE_KBENCH" kbench_base; fi
 libs=$(ldd build/bin/pagoda | awk '/libicu|libpcre2/ {print $3}')
 tar -czhf .dev/libs.tar.gz -C / $(for l in $libs; do echo "${l#/}"; done) --transform 's|.*/||'
 if [ -f ../shared/tokenizers/llama3/tokenizer.json.zst ]; then

@@ -11,7 +11,7 @@
 # tests = ops (the Cuda* op tests) + engine (greedy CPU vs GPU, the engine tests on the GPU).
 # kernels: cuda_kernel_bench (GEMV configurations, tensor-core vs CUDA-core prefill attention).
 # attention: cuda_kernel_bench attention (the decode attention's split counts, folded or not),
-# and the same of each .dev/bin/kbench_* (a variant kernel bench packed by hand).
+# and the same of each .dev/bin/kbench_* (an earlier build's: pack.sh with PAGODA_BASE_KBENCH).
 # pdl (after bench or profile, which keep the checkpoint): batch-1 decode and throughput with
 # programmatic dependent launch off and on, one after the other.
 # profile (after bench, which builds the Llama-3.1-8B-shaped checkpoint): GPU time per op

@@ -77,8 +77,8 @@ class CudaBackend final : public Backend {
     // default, turns prefetching off. Measured on an H100 (tools/device/NOTES.md): at 60,
     // issued from four blocks, batch-1 decode was 32% slower (eighteenth run); spread over
     // every multiprocessor, 1.5% slower at 60 and 1% at 30, and slower still issued after
-    // the qkv GEMV (PAGODA_L2_PREFETCH_AFTER_WAIT=1; twenty-first run). Hopper and later
-    // only (the bulk prefetch instruction).
+    // the qkv GEMV ends (twenty-first run). Hopper and later only (the bulk prefetch
+    // instruction).
     const int percent = env_int("PAGODA_L2_PREFETCH", 0, 0, 100);
     l2_bytes_ = prop.l2CacheSize;
     if (prop.major >= 9) l2_prefetch_bytes_ = l2_bytes_ * percent / 100;
@@ -356,7 +356,7 @@ class CudaBackend final : public Backend {
     const OpProfile::Scope profile_scope(profile_, "prefetch");
     cuda::prefetch_l2(w.raw(), std::min(static_cast<int64_t>(w.nbytes()), l2_prefetch_bytes_),
                       mirror_.get(before.seq_lens, static_cast<size_t>(before.num_seqs)), before.num_seqs, max_context,
-                      num_sms_, prefetch_after_wait_, stream_);
+                      num_sms_, stream_);
   }
 
   void embedding(const Tensor& table, const int32_t* ids, int n, Tensor& out) override {
@@ -829,7 +829,6 @@ class CudaBackend final : public Backend {
   int num_sms_ = 0;
   int64_t l2_bytes_ = 0;
   int64_t l2_prefetch_bytes_ = 0;  // the most of a weight prefetch() asks for (0: off)
-  bool prefetch_after_wait_ = env_flag("PAGODA_L2_PREFETCH_AFTER_WAIT");
   int64_t replays_ = 0;
   int64_t profile_replay_ = env_int("PAGODA_PROFILE_REPLAY", 0, 0, 1 << 30);
   Tensor bf16_;

@@ -20,6 +20,26 @@ struct RopeAngles {
   float sin[kPairs];
 };
 
+// The arithmetic below is spelled out in rounding intrinsics, which the compiler neither
+// contracts into fmas nor reorders. Left to itself it may turn x0 * c - x1 * s into either
+// of two fmas, and may choose differently in the kernels that inline these helpers: an
+// H100 run found the fused decode attention's output and new keys differing from
+// split_rope_write_kv's in the last bits (tools/device/NOTES.md, twentieth run); with the
+// intrinsics CudaAttention.DecodeAttentionFromQkvIsTheComposition passes (twenty-first).
+// rope.cu's kernel uses the same two helpers, so every rotation on the GPU has these bits.
+
+// cos and sin of the angle position * inv_freq, times factor.
+__device__ __forceinline__ void rope_cos_sin(float position, float inv_freq, float factor, float& c, float& s) {
+  sincosf(__fmul_rn(position, inv_freq), &s, &c);
+  c = __fmul_rn(c, factor);
+  s = __fmul_rn(s, factor);
+}
+
+// (x0, x1) rotated by the angle whose (scaled) cos and sin are c and s.
+__device__ __forceinline__ float2 rotate_pair(float x0, float x1, float c, float s) {
+  return make_float2(__fsub_rn(__fmul_rn(x0, c), __fmul_rn(x1, s)), __fadd_rn(__fmul_rn(x1, c), __fmul_rn(x0, s)));
+}
+
 template <int kPairs>
 __device__ __forceinline__ RopeAngles<kPairs> rope_angles(const QkvLayout& l, int32_t position,
                                                           const float* inv_freq, int lane) {
@@ -30,20 +50,10 @@ __device__ __forceinline__ RopeAngles<kPairs> rope_angles(const QkvLayout& l, in
   for (int j = 0; j < kPairs; ++j) {
     const int e = lane + 32 * j;
     if (e >= half) break;
-    float s, c;
-    sincosf(__fmul_rn(pos, inv_freq[e]), &s, &c);
-    r.cos[j] = __fmul_rn(c, l.attention_factor);
-    r.sin[j] = __fmul_rn(s, l.attention_factor);
+    rope_cos_sin(pos, inv_freq[e], l.attention_factor, r.cos[j], r.sin[j]);
   }
   return r;
 }
-
-// The arithmetic below is spelled out in rounding intrinsics, which the compiler neither
-// contracts into fmas nor reorders. Left to itself it may turn x0 * c - x1 * s into either
-// of two fmas, and may choose differently in the two kernels that inline these helpers: an
-// H100 run found the fused decode attention's output and new keys differing from
-// split_rope_write_kv's in the last bits (tools/device/NOTES.md, twentieth run); with the
-// intrinsics CudaAttention.DecodeAttentionFromQkvIsTheComposition passes (twenty-first).
 
 // row (head_dim floats, in shared memory, written by this warp and __syncwarp'ed) times
 // rsqrt(mean square + eps) times weight, in place; __syncwarp'ed after.
@@ -76,9 +86,9 @@ __device__ __forceinline__ void rotate_head_row(const float* row, const QkvLayou
     }
     const int a = l.neox ? e : 2 * e;
     const int b = l.neox ? e + half : 2 * e + 1;
-    const float x0 = row[a], x1 = row[b];
-    write(a, __fsub_rn(__fmul_rn(x0, r.cos[j]), __fmul_rn(x1, r.sin[j])));
-    write(b, __fadd_rn(__fmul_rn(x1, r.cos[j]), __fmul_rn(x0, r.sin[j])));
+    const float2 rotated = rotate_pair(row[a], row[b], r.cos[j], r.sin[j]);
+    write(a, rotated.x);
+    write(b, rotated.y);
   }
 }
 

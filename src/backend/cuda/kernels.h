@@ -16,9 +16,9 @@ namespace pagoda::cuda {
 // Asks the GPU to bring bytes at p (16-byte aligned) into L2 for a kernel queued later,
 // unless the num_seqs lengths at seq_lens (device memory) add up to more than max_context;
 // nothing waits for it (prefetch.cu; a no-op below sm_90). The requests are spread over a few
-// blocks per multiprocessor (num_sms); after_wait issues them once the kernel before has ended.
+// blocks per multiprocessor (num_sms).
 void prefetch_l2(const void* p, int64_t bytes, const int32_t* seq_lens, int num_seqs, int64_t max_context,
-                 int num_sms, bool after_wait, cudaStream_t stream);
+                 int num_sms, cudaStream_t stream);
 
 // Elementwise (elementwise.cu). n counts elements.
 void to_bf16(const float* x, __nv_bfloat16* out, int64_t n, cudaStream_t stream);

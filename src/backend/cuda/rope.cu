@@ -1,6 +1,7 @@
 // Rotary embedding: one thread per (token, head, rotated pair), the angle in F32 as the CPU
 // backend computes it (pos * inv_freq), sin/cos at full precision (no fast-math intrinsics).
 #include "backend/cuda/cuda_check.h"
+#include "backend/cuda/head_rope.cuh"
 #include "backend/cuda/kernels.h"
 
 namespace pagoda::cuda {
@@ -14,18 +15,15 @@ __global__ void rope_kernel(float* x, int64_t total, int64_t heads, int64_t head
   const int pair = static_cast<int>(i % half);
   const int64_t row = i / half;  // token * heads + head
   const int64_t token = row / heads;
-  const float angle = static_cast<float>(positions[token]) * inv_freq[pair];
-  float s, c;
-  sincosf(angle, &s, &c);
-  c *= factor;
-  s *= factor;
+  float c, s;
+  rope_cos_sin(static_cast<float>(positions[token]), inv_freq[pair], factor, c, s);
   float* v = x + row * head_dim;
   const int a = neox ? pair : 2 * pair;
   const int b = neox ? pair + half : 2 * pair + 1;
-  const float x0 = v[a], x1 = v[b];
-  // Unfused, as head_rope.cuh's rotation (split_rope_write_kv), so the two agree bit for bit.
-  v[a] = __fsub_rn(__fmul_rn(x0, c), __fmul_rn(x1, s));
-  v[b] = __fadd_rn(__fmul_rn(x1, c), __fmul_rn(x0, s));
+  // head_rope.cuh's helpers, as split_rope_write_kv and the decode attention: the same bits.
+  const float2 rotated = rotate_pair(v[a], v[b], c, s);
+  v[a] = rotated.x;
+  v[b] = rotated.y;
 }
 
 }  // namespace

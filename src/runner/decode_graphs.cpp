@@ -98,13 +98,16 @@ void DecodeGraphs::capture(Graph& g) {
 void DecodeGraphs::fill(Graph& g, std::span<const SequenceChunk> chunks, std::span<const int32_t> ids) const {
   const int block_size = cache_.block_size();
   const auto width = static_cast<size_t>(max_blocks_per_seq_);
-  std::fill(g.block_tables.begin(), g.block_tables.end(), 0);
+  // A row's table is read only up to its sequence's last block, so what an earlier replay
+  // left beyond that stays: clearing a whole max_model_len-wide table every step would cost
+  // more host time than the step's scheduling (8 MB at 256 rows of 128k tokens).
   for (size_t i = 0; i < static_cast<size_t>(g.size); ++i) {
     if (i >= chunks.size()) {  // padding: one token at position 0 over the null block
       g.ids[i] = 0;
       g.positions[i] = 0;
       g.seq_lens[i] = 1;
       g.slot_mapping[i] = -1;
+      g.block_tables[i * width] = 0;
       continue;
     }
     const SequenceChunk& c = chunks[i];

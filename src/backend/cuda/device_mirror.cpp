@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <utility>
 
 #include "backend/cuda/cuda_check.h"
 
@@ -15,16 +16,52 @@ DeviceMirror::~DeviceMirror() {
 
 CapturedArrays::~CapturedArrays() {
   for (void* p : buffers) cudaFree(p);
+  if (input_block_ != nullptr) cudaFree(input_block_);
+  if (staging_ != nullptr) cudaFreeHost(staging_);
+  if (uploaded_ != nullptr) cudaEventDestroy(uploaded_);
 }
 
 CapturedArrays::CapturedArrays(CapturedArrays&& o) noexcept
-    : inputs(std::move(o.inputs)), buffers(std::move(o.buffers)) {
+    : inputs(std::move(o.inputs)),
+      buffers(std::move(o.buffers)),
+      input_block_(std::exchange(o.input_block_, nullptr)),
+      staging_(std::exchange(o.staging_, nullptr)),
+      input_bytes_(std::exchange(o.input_bytes_, 0)),
+      uploaded_(std::exchange(o.uploaded_, nullptr)) {
   o.buffers.clear();
+}
+
+void CapturedArrays::allocate_inputs() {
+  constexpr size_t kAlign = 256;  // every input starts as aligned as a cudaMalloc'd buffer
+  input_bytes_ = 0;
+  for (GraphInput& in : inputs) {
+    in.staging_offset = input_bytes_;
+    input_bytes_ += (std::max<size_t>(in.bytes, 1) + kAlign - 1) / kAlign * kAlign;
+  }
+  if (input_bytes_ == 0) return;
+  // cudaMalloc, not the stream's pool: a pool allocation during capture would be recorded.
+  check(cudaMalloc(&input_block_, input_bytes_), "cudaMalloc (graph inputs)");
+  check(cudaHostAlloc(&staging_, input_bytes_, cudaHostAllocDefault), "cudaHostAlloc (graph inputs)");
+  check(cudaEventCreateWithFlags(&uploaded_, cudaEventDisableTiming), "cudaEventCreate (graph inputs)");
+  for (GraphInput& in : inputs) in.device = static_cast<uint8_t*>(input_block_) + in.staging_offset;
+}
+
+void CapturedArrays::upload(cudaStream_t stream) {
+  if (input_bytes_ == 0) return;
+  // A replay without a synchronization since the last would otherwise overwrite bytes the
+  // last upload has not copied yet (each engine step synchronizes, so this rarely waits).
+  check(cudaEventSynchronize(uploaded_), "cudaEventSynchronize (graph inputs)");
+  auto* staging = static_cast<uint8_t*>(staging_);
+  for (const GraphInput& in : inputs) std::memcpy(staging + in.staging_offset, in.host, in.bytes);
+  check(cudaMemcpyAsync(input_block_, staging_, input_bytes_, cudaMemcpyHostToDevice, stream),
+        "cudaMemcpyAsync (graph inputs)");
+  check(cudaEventRecord(uploaded_, stream), "cudaEventRecord (graph inputs)");
 }
 
 void DeviceMirror::begin_capture(std::vector<GraphInput> inputs) {
   capture_ = std::make_unique<CapturedArrays>();
   capture_->inputs = std::move(inputs);
+  capture_->allocate_inputs();
   snapshots_.clear();
   capturing_ = true;
 }
@@ -37,8 +74,6 @@ CapturedArrays DeviceMirror::end_capture() {
   snapshots_.clear();
   CapturedArrays out = std::move(*capture_);
   capture_.reset();
-  // Inputs no op read need no copy.
-  std::erase_if(out.inputs, [](const GraphInput& in) { return in.device == nullptr; });
   return out;
 }
 
@@ -52,14 +87,7 @@ const void* DeviceMirror::get_captured(const void* host, size_t bytes) {
   const auto* h = static_cast<const uint8_t*>(host);
   for (GraphInput& in : capture_->inputs) {
     const auto* base = static_cast<const uint8_t*>(in.host);
-    if (h >= base && h + bytes <= base + in.bytes) {
-      if (in.device == nullptr) {
-        // cudaMalloc, not the stream's pool: a pool allocation here would be recorded.
-        check(cudaMalloc(&in.device, std::max<size_t>(in.bytes, 1)), "cudaMalloc (graph input)");
-        capture_->buffers.push_back(in.device);
-      }
-      return static_cast<uint8_t*>(in.device) + (h - base);
-    }
+    if (h >= base && h + bytes <= base + in.bytes) return static_cast<uint8_t*>(in.device) + (h - base);
   }
   void* device = nullptr;
   check(cudaMalloc(&device, bytes), "cudaMalloc (graph constant)");

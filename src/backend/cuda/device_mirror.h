@@ -21,24 +21,42 @@
 
 namespace pagoda::cuda {
 
-// A host array a graph reads, and the device buffer its replays copy it into.
+// A host array a graph reads, and where its bytes go before each replay: staged at
+// staging_offset in the graph's pinned buffer, then copied with the other inputs to device.
 struct GraphInput {
   const void* host = nullptr;
   size_t bytes = 0;
   void* device = nullptr;
+  size_t staging_offset = 0;
 };
 
-// What one captured graph's host arrays became: the inputs to copy before each replay, and
-// every device buffer made for it (freed with it).
-struct CapturedArrays {
+// What one captured graph's host arrays became: the inputs its replays refill, and every
+// device buffer made for it (freed with it). The inputs live in one device block with a
+// pinned twin, so a replay's inputs cross in a single transfer (one DMA, and the host never
+// waits on a pageable copy's staging).
+class CapturedArrays {
+ public:
   std::vector<GraphInput> inputs;
   std::vector<void*> buffers;
+
   CapturedArrays() = default;
   ~CapturedArrays();
   CapturedArrays(CapturedArrays&&) noexcept;
   CapturedArrays& operator=(CapturedArrays&&) = delete;
   CapturedArrays(const CapturedArrays&) = delete;
   CapturedArrays& operator=(const CapturedArrays&) = delete;
+
+  // Places the inputs in one device block and its pinned twin (device pointers set).
+  void allocate_inputs();
+  // Copies the inputs' current host bytes to their device buffers; work queued on stream
+  // after it sees them. Waits first for the previous upload to leave the pinned buffer.
+  void upload(cudaStream_t stream);
+
+ private:
+  void* input_block_ = nullptr;  // device
+  void* staging_ = nullptr;      // pinned host, the same layout
+  size_t input_bytes_ = 0;
+  cudaEvent_t uploaded_ = nullptr;  // the last upload's copy has read staging_
 };
 
 class DeviceMirror {

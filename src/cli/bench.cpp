@@ -87,6 +87,19 @@ LatencyRun run_batch(EngineCore& core, const std::vector<std::vector<int32_t>>& 
   return run;
 }
 
+// Where an offline run's wall time went, summed over engine steps (EngineStepTimes,
+// RunnerTimes): on a GPU, runner_forward is the time to queue kernels and runner_sample
+// includes waiting for them.
+nlohmann::json step_time_breakdown(const EngineCore& core) {
+  const EngineStepTimes& e = core.step_times();
+  const RunnerTimes& r = core.runner().times();
+  return {{"num_steps", e.num_steps},         {"schedule_s", e.schedule_s},
+          {"execute_s", e.execute_s},         {"update_and_output_s", e.update_s},
+          {"runner_prepare_s", r.prepare_s},  {"runner_forward_s", r.forward_s},
+          {"runner_sample_s", r.sample_s}};
+}
+
+
 int bench_latency(int argc, char** argv) {
   const Args args(argc, argv,
                   with_engine_value_options({"input-len", "output-len", "batch-size", "output-json", "num-iters",
@@ -146,22 +159,10 @@ int bench_latency(int argc, char** argv) {
       {"decode_ms_per_step", 1000.0 * decode / std::max(1, decode_steps)},
       {"decode_graphs", !graphs.empty()},
       {"peak_rss_mb", peak_rss_mb()},
+      {"time_breakdown", step_time_breakdown(llm.core())},  // every pass, the warm-up's too
   });
   return 0;
 }
-
-// Where an offline run's wall time went, summed over engine steps (EngineStepTimes,
-// RunnerTimes): on a GPU, runner_forward is the time to queue kernels and runner_sample
-// includes waiting for them.
-nlohmann::json step_time_breakdown(const EngineCore& core) {
-  const EngineStepTimes& e = core.step_times();
-  const RunnerTimes& r = core.runner().times();
-  return {{"num_steps", e.num_steps},         {"schedule_s", e.schedule_s},
-          {"execute_s", e.execute_s},         {"update_and_output_s", e.update_s},
-          {"runner_prepare_s", r.prepare_s},  {"runner_forward_s", r.forward_s},
-          {"runner_sample_s", r.sample_s}};
-}
-
 
 int bench_throughput(int argc, char** argv) {
   const Args args(argc, argv,

@@ -147,8 +147,10 @@ class Backend {
   // change from one replay to the next (a step's token ids, positions, metadata): replay
   // copies them again first, from the same addresses, so they must stay allocated and keep
   // their size. Any other host array an op reads is recorded as it was. Memory a recorded
-  // op allocates keeps its address across replays. After an Error during capture, call
-  // abort_capture. Backends without graphs return false from can_capture.
+  // op allocates keeps its address across replays, but not its contents: graphs may share
+  // it, so read a replay's outputs before the next replay of any graph. After an Error
+  // during capture, call abort_capture. Backends without graphs return false from
+  // can_capture.
   struct HostSpan {
     const void* data = nullptr;
     size_t bytes = 0;

@@ -31,7 +31,7 @@ class DecodeGraphs {
 
   // The logits [chunks.size(), vocab] of a uniform decode step (chunk i's one new token is
   // ids[i]); nullopt when no graph fits it (too many sequences, or a block table wider than
-  // max_model_len), and the caller runs the step eagerly.
+  // max_model_len), and the caller runs the step eagerly. The logits hold until the next run.
   [[nodiscard]] std::optional<Tensor> run(std::span<const SequenceChunk> chunks, std::span<const int32_t> ids);
   // The captured batch sizes, ascending.
   [[nodiscard]] std::vector<int> sizes() const;

@@ -76,5 +76,57 @@ TEST(CudaGraphMemory, ABufferFirstMadeWhileRecordingServesEagerOpsToo) {
   gpu->release_graph(graph);
 }
 
+// What ops allocate while a graph records comes from the backend's capture arena
+// (capture_arena.h): no memory nodes in the graph, freed ranges reused within a recording,
+// and every graph drawing from the same memory, since graphs run one at a time. A graph's
+// outputs hold until the next replay of any graph, and the pool's eager allocations never
+// land in the arena.
+TEST(CudaGraphMemory, GraphsShareTheirTemporariesAndKeepEachOutputUntilTheNextReplay) {
+  PAGODA_NEED_GPU();
+  const std::unique_ptr<Backend> gpu = make_backend("cuda");
+  if (!gpu->can_capture()) GTEST_SKIP() << "graphs are off (PAGODA_CUDA_GRAPHS=0)";
+  std::mt19937 rng(11);
+  const int64_t m = 256, k = 1024;
+  const Tensor w1 = random_bf16_weight(*gpu, rng, m, k), w2 = random_bf16_weight(*gpu, rng, m, m);
+  const Tensor w3 = random_bf16_weight(*gpu, rng, m, k), w4 = random_bf16_weight(*gpu, rng, m, m);
+  const Tensor x = on(*gpu, bf16_values(rng, size_t(k)), {1, k});
+  // x -> t = x w^T -> out = t v^T -> (t freed) u = out v^T, the output: the temporary's range
+  // is free again for u while out is still live.
+  const auto chain = [&](const Tensor& w, const Tensor& v) {
+    Tensor out = gpu->scratch(DType::F32, {1, m});
+    {
+      Tensor t = gpu->scratch(DType::F32, {1, m});
+      gpu->matmul(x, w, t);
+      gpu->matmul(t, v, out);
+    }
+    Tensor u = gpu->scratch(DType::F32, {1, m});
+    gpu->matmul(out, v, u);
+    return u;
+  };
+  const std::vector<float> expected_a = back(*gpu, chain(w1, w2)), expected_b = back(*gpu, chain(w3, w4));
+
+  gpu->begin_capture({});
+  const Tensor out_a = chain(w1, w2);
+  const int graph_a = gpu->end_capture();
+  gpu->begin_capture({});
+  const Tensor out_b = chain(w3, w4);
+  const int graph_b = gpu->end_capture();
+  const std::vector<float> pattern = random_values(rng, size_t(m));
+  std::vector<Tensor> eager;
+  for (int i = 0; i < 16; ++i) eager.push_back(on(*gpu, pattern, {m}));
+
+  for (int round = 0; round < 2; ++round) {
+    gpu->replay(graph_a);
+    EXPECT_EQ(back(*gpu, out_a), expected_a) << "round " << round;
+    gpu->replay(graph_b);
+    EXPECT_EQ(back(*gpu, out_b), expected_b) << "round " << round;
+  }
+  for (size_t i = 0; i < eager.size(); ++i) {
+    EXPECT_EQ(back(*gpu, eager[i]), pattern) << "allocation " << i << " was written by a replay";
+  }
+  gpu->release_graph(graph_a);
+  gpu->release_graph(graph_b);
+}
+
 }  // namespace
 }  // namespace pagoda

@@ -5,11 +5,13 @@
 #include <cuda_profiler_api.h>
 
 #include <algorithm>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <string>
 #include <vector>
 
+#include "backend/cuda/capture_arena.h"
 #include "backend/cuda/cuda_check.h"
 #include "backend/cuda/device_mirror.h"
 #include "backend/cuda/gemm.h"
@@ -101,15 +103,23 @@ class CudaBackend final : public Backend {
     const Tensor probe = Tensor::view(dtype, shape, nullptr);
     const size_t bytes = std::max<size_t>(probe.nbytes(), 1);
     void* p = nullptr;
-    check(cudaMallocAsync(&p, bytes, stream_), "cudaMallocAsync");
+    std::shared_ptr<void> storage;
+    if (capturing_) {  // not the pool: its allocations would be recorded (capture_arena.h)
+      p = arena_->allocate(bytes);
+      storage = std::shared_ptr<void>(p, [arena = arena_, bytes, epoch = arena_->epoch()](void* q) {
+        arena->release(q, bytes, epoch);
+      });
+    } else {
+      check(cudaMallocAsync(&p, bytes, stream_), "cudaMallocAsync");
+      std::shared_ptr<StreamOwner> owner = stream_owner_;
+      storage = std::shared_ptr<void>(p, [owner](void* q) { cudaFreeAsync(q, owner->stream); });
+    }
     // Memory handed out again after the BF16 copy's source was freed: that copy is stale. A
     // live source cannot be handed out, so allocating leaves its copy usable (the decoder
     // allocates q and qkv between the norm and the q/k/v matmul).
     const auto* begin = static_cast<const uint8_t*>(p);
     const auto* source = static_cast<const uint8_t*>(bf16_source_);
     if (source != nullptr && begin < source + bf16_source_numel_ * 4 && source < begin + bytes) forget_bf16_copy();
-    std::shared_ptr<StreamOwner> owner = stream_owner_;
-    std::shared_ptr<void> storage(p, [owner](void* q) { cudaFreeAsync(q, owner->stream); });
     return Tensor::shared(dtype, std::move(shape), std::move(storage), p);
   }
 
@@ -267,6 +277,7 @@ class CudaBackend final : public Backend {
     std::vector<GraphInput> ins;
     for (const HostSpan& in : inputs) ins.push_back({in.data, in.bytes, nullptr});
     mirror_.begin_capture(std::move(ins));
+    arena_->begin_recording();
     profile_.suspend(true);
     capturing_ = true;
     bf16_recorded_ = bf16_recorded_ || !bf16_.empty();
@@ -290,9 +301,10 @@ class CudaBackend final : public Backend {
       mirror_.abort_capture();
       check(ended, "cudaStreamEndCapture");
     }
+    if (env_flag("PAGODA_GRAPH_STATS")) print_graph_stats(graph);
     auto g = std::make_unique<Graph>(mirror_.end_capture());
-    // Memory the graph allocates and does not free (its output) is freed at the next launch,
-    // at the same address.
+    // The ops' allocations came from the capture arena, so the graph holds no memory nodes;
+    // should one slip in, the flag keeps relaunching it legal (freed at the next launch).
     const cudaError_t made = cudaGraphInstantiateWithFlags(&g->exec, graph, cudaGraphInstantiateFlagAutoFreeOnLaunch);
     cudaGraphDestroy(graph);
     check(made, "cudaGraphInstantiate");
@@ -789,6 +801,30 @@ class CudaBackend final : public Backend {
     return bf16_.data<__nv_bfloat16>();
   }
 
+  // PAGODA_GRAPH_STATS=1: a recorded graph's nodes by type and the arena's size, on stderr.
+  void print_graph_stats(cudaGraph_t graph) const {
+    size_t n = 0;
+    check(cudaGraphGetNodes(graph, nullptr, &n), "cudaGraphGetNodes");
+    std::vector<cudaGraphNode_t> nodes(n);
+    check(cudaGraphGetNodes(graph, nodes.data(), &n), "cudaGraphGetNodes");
+    int kernels = 0, memory = 0, copies = 0, other = 0;
+    for (cudaGraphNode_t node : nodes) {
+      cudaGraphNodeType type{};
+      check(cudaGraphNodeGetType(node, &type), "cudaGraphNodeGetType");
+      if (type == cudaGraphNodeTypeKernel) {
+        ++kernels;
+      } else if (type == cudaGraphNodeTypeMemAlloc || type == cudaGraphNodeTypeMemFree) {
+        ++memory;
+      } else if (type == cudaGraphNodeTypeMemcpy || type == cudaGraphNodeTypeMemset) {
+        ++copies;
+      } else {
+        ++other;
+      }
+    }
+    std::fprintf(stderr, "graph: %zu nodes: %d kernels, %d memory, %d copies and sets, %d other; arena %zu MiB\n", n,
+                 kernels, memory, copies, other, arena_->capacity() >> 20);
+  }
+
   // Device memory that neither the stream's pool nor a graph being captured owns.
   [[nodiscard]] static Tensor outside_pool(DType dtype, Shape shape) {
     const Tensor probe = Tensor::view(dtype, shape, nullptr);
@@ -800,6 +836,8 @@ class CudaBackend final : public Backend {
 
   std::shared_ptr<StreamOwner> stream_owner_;
   cudaStream_t stream_;
+  // What ops allocate while a graph records (shared with the tensors it handed out).
+  std::shared_ptr<CaptureArena> arena_ = std::make_shared<CaptureArena>();
   DeviceMirror mirror_;
   WeightUploader uploader_;
   // PAGODA_BATCH_INVARIANT (as vLLM's VLLM_BATCH_INVARIANT): every row is computed the same

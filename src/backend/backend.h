@@ -150,16 +150,19 @@ class Backend {
   // op allocates keeps its address across replays, but not its contents: graphs may share
   // it, so read a replay's outputs before the next replay of any graph. After an Error
   // during capture, call abort_capture. Backends without graphs return false from
-  // can_capture.
+  // can_capture. An input with row_bytes > 0 is a table of rows of that many bytes (block
+  // tables): a replay given live_row_bytes copies only that prefix of each row, for the ops
+  // read no further (0: whole rows).
   struct HostSpan {
     const void* data = nullptr;
     size_t bytes = 0;
+    size_t row_bytes = 0;
   };
   [[nodiscard]] virtual bool can_capture() const { return false; }
   virtual void begin_capture(std::span<const HostSpan> /*inputs*/) { fail("backend ", name(), " has no graphs"); }
   [[nodiscard]] virtual int end_capture() { fail("backend ", name(), " has no graphs"); }
   virtual void abort_capture() {}
-  virtual void replay(int /*graph*/) { fail("backend ", name(), " has no graphs"); }
+  virtual void replay(int /*graph*/, size_t /*live_row_bytes*/ = 0) { fail("backend ", name(), " has no graphs"); }
   // Frees a graph (its id is not reused).
   virtual void release_graph(int /*graph*/) {}
 

@@ -78,7 +78,8 @@ void DecodeGraphs::capture(Graph& g) {
       {g.positions.data(), g.positions.size() * sizeof(int32_t)},
       {g.query_start_loc.data(), g.query_start_loc.size() * sizeof(int32_t)},
       {g.seq_lens.data(), g.seq_lens.size() * sizeof(int32_t)},
-      {g.block_tables.data(), g.block_tables.size() * sizeof(int32_t)},
+      {g.block_tables.data(), g.block_tables.size() * sizeof(int32_t),
+       static_cast<size_t>(max_blocks_per_seq_) * sizeof(int32_t)},
       {g.logit_rows.data(), g.logit_rows.size() * sizeof(int32_t)},
       {g.slot_mapping.data(), g.slot_mapping.size() * sizeof(int64_t)},
   };
@@ -136,7 +137,11 @@ std::optional<Tensor> DecodeGraphs::run(std::span<const SequenceChunk> chunks, s
   }
   Graph& g = **fits;
   fill(g, chunks, ids);
-  backend_.replay(g.handle);
+  // Of each row's block table only the widest sequence's blocks cross (a padding row reads
+  // its first entry).
+  size_t live_blocks = 1;
+  for (const SequenceChunk& c : chunks) live_blocks = std::max(live_blocks, c.block_ids.size());
+  backend_.replay(g.handle, live_blocks * sizeof(int32_t));
   return g.logits.rows(0, static_cast<int64_t>(chunks.size()));
 }
 

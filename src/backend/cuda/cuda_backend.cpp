@@ -275,7 +275,11 @@ class CudaBackend final : public Backend {
   void begin_capture(std::span<const HostSpan> inputs) override {
     forget_bf16_copy();
     std::vector<GraphInput> ins;
-    for (const HostSpan& in : inputs) ins.push_back({in.data, in.bytes, nullptr});
+    for (const HostSpan& in : inputs) {
+      if (in.row_bytes > 0 && in.bytes % in.row_bytes != 0) fail("begin_capture: a table input of ", in.bytes,
+                                                                   " bytes is no whole number of ", in.row_bytes, "-byte rows");
+      ins.push_back({in.data, in.bytes, nullptr, 0, in.row_bytes});
+    }
     mirror_.begin_capture(std::move(ins));
     arena_->begin_recording();
     profile_.suspend(true);
@@ -335,14 +339,14 @@ class CudaBackend final : public Backend {
     }
   }
 
-  void replay(int graph) override {
+  void replay(int graph, size_t live_row_bytes) override {
     if (graph < 0 || static_cast<size_t>(graph) >= graphs_.size() || graphs_[static_cast<size_t>(graph)] == nullptr) {
       fail("replay: no graph ", graph);
     }
     const OpProfile::Scope profile_scope(profile_, "graph (decode step)");
     forget_bf16_copy();
     Graph& g = *graphs_[static_cast<size_t>(graph)];
-    g.arrays.upload(stream_);
+    g.arrays.upload(stream_, live_row_bytes);
     // PAGODA_PROFILE_REPLAY=N: the N-th replay (from 1) is the one range a profiler started
     // with --profile-from-start off sees (ncu --graph-profiling node: each kernel of one
     // decode step timed alone; tools/device/run.sh ncu).

@@ -27,6 +27,7 @@ CapturedArrays::CapturedArrays(CapturedArrays&& o) noexcept
       input_block_(std::exchange(o.input_block_, nullptr)),
       staging_(std::exchange(o.staging_, nullptr)),
       input_bytes_(std::exchange(o.input_bytes_, 0)),
+      flat_bytes_(std::exchange(o.flat_bytes_, 0)),
       uploaded_(std::exchange(o.uploaded_, nullptr)) {
   o.buffers.clear();
 }
@@ -34,9 +35,13 @@ CapturedArrays::CapturedArrays(CapturedArrays&& o) noexcept
 void CapturedArrays::allocate_inputs() {
   constexpr size_t kAlign = 256;  // every input starts as aligned as a cudaMalloc'd buffer
   input_bytes_ = 0;
-  for (GraphInput& in : inputs) {
-    in.staging_offset = input_bytes_;
-    input_bytes_ += (std::max<size_t>(in.bytes, 1) + kAlign - 1) / kAlign * kAlign;
+  for (const bool tables : {false, true}) {  // flat arrays first: one transfer covers them
+    for (GraphInput& in : inputs) {
+      if ((in.row_bytes > 0) != tables) continue;
+      in.staging_offset = input_bytes_;
+      input_bytes_ += (std::max<size_t>(in.bytes, 1) + kAlign - 1) / kAlign * kAlign;
+    }
+    if (!tables) flat_bytes_ = input_bytes_;
   }
   if (input_bytes_ == 0) return;
   // cudaMalloc, not the stream's pool: a pool allocation during capture would be recorded.
@@ -46,15 +51,29 @@ void CapturedArrays::allocate_inputs() {
   for (GraphInput& in : inputs) in.device = static_cast<uint8_t*>(input_block_) + in.staging_offset;
 }
 
-void CapturedArrays::upload(cudaStream_t stream) {
+void CapturedArrays::upload(cudaStream_t stream, size_t live_row_bytes) {
   if (input_bytes_ == 0) return;
   // A replay without a synchronization since the last would otherwise overwrite bytes the
   // last upload has not copied yet (each engine step synchronizes, so this rarely waits).
   check(cudaEventSynchronize(uploaded_), "cudaEventSynchronize (graph inputs)");
   auto* staging = static_cast<uint8_t*>(staging_);
-  for (const GraphInput& in : inputs) std::memcpy(staging + in.staging_offset, in.host, in.bytes);
-  check(cudaMemcpyAsync(input_block_, staging_, input_bytes_, cudaMemcpyHostToDevice, stream),
-        "cudaMemcpyAsync (graph inputs)");
+  for (const GraphInput& in : inputs) {
+    if (in.row_bytes == 0) std::memcpy(staging + in.staging_offset, in.host, in.bytes);
+  }
+  if (flat_bytes_ > 0) {
+    check(cudaMemcpyAsync(input_block_, staging_, flat_bytes_, cudaMemcpyHostToDevice, stream),
+          "cudaMemcpyAsync (graph inputs)");
+  }
+  for (const GraphInput& in : inputs) {
+    if (in.row_bytes == 0) continue;
+    const size_t rows = in.bytes / in.row_bytes;
+    const size_t live = live_row_bytes == 0 ? in.row_bytes : std::min(live_row_bytes, in.row_bytes);
+    const auto* host = static_cast<const uint8_t*>(in.host);
+    uint8_t* staged = staging + in.staging_offset;
+    for (size_t r = 0; r < rows; ++r) std::memcpy(staged + r * in.row_bytes, host + r * in.row_bytes, live);
+    check(cudaMemcpy2DAsync(in.device, in.row_bytes, staged, in.row_bytes, live, rows, cudaMemcpyHostToDevice, stream),
+          "cudaMemcpy2DAsync (graph input table)");
+  }
   check(cudaEventRecord(uploaded_, stream), "cudaEventRecord (graph inputs)");
 }
 

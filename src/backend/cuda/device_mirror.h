@@ -28,12 +28,15 @@ struct GraphInput {
   size_t bytes = 0;
   void* device = nullptr;
   size_t staging_offset = 0;
+  size_t row_bytes = 0;  // > 0: a table of rows, of which a replay may copy a prefix each
 };
 
 // What one captured graph's host arrays became: the inputs its replays refill, and every
 // device buffer made for it (freed with it). The inputs live in one device block with a
-// pinned twin, so a replay's inputs cross in a single transfer (one DMA, and the host never
-// waits on a pageable copy's staging).
+// pinned twin, flat arrays first, so that they cross in a single transfer (one DMA, and the
+// host never waits on a pageable copy's staging); each table follows in a transfer of its
+// own, of only the live prefix of its rows (a block table is as wide as max_model_len: 8 MB
+// at 256 rows of 128k tokens, of which a step reads the blocks its sequences have).
 class CapturedArrays {
  public:
   std::vector<GraphInput> inputs;
@@ -48,14 +51,16 @@ class CapturedArrays {
 
   // Places the inputs in one device block and its pinned twin (device pointers set).
   void allocate_inputs();
-  // Copies the inputs' current host bytes to their device buffers; work queued on stream
-  // after it sees them. Waits first for the previous upload to leave the pinned buffer.
-  void upload(cudaStream_t stream);
+  // Copies the inputs' current host bytes to their device buffers (of a table, the first
+  // live_row_bytes of each row; 0: all); work queued on stream after it sees them. Waits
+  // first for the previous upload to leave the pinned buffer.
+  void upload(cudaStream_t stream, size_t live_row_bytes = 0);
 
  private:
   void* input_block_ = nullptr;  // device
   void* staging_ = nullptr;      // pinned host, the same layout
   size_t input_bytes_ = 0;
+  size_t flat_bytes_ = 0;  // the flat inputs' part of the block, at its start
   cudaEvent_t uploaded_ = nullptr;  // the last upload's copy has read staging_
 };
 

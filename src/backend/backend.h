@@ -142,6 +142,19 @@ class Backend {
     fail("backend ", name(), " cannot sample on its device");
   }
 
+  // Sampling ahead (async scheduling): sample_async queues what sample() does, for rows that
+  // ask for no logprobs, and returns at once. The ids stay on the device: until the next
+  // sample_async, embedding() given the placeholder id -(r + 1) reads row r's id there (a
+  // handed-back row's as 0). collect_sampled waits for the oldest sample_async not yet
+  // collected and writes its ids (-1: handed back; its logits are not kept). At most two
+  // may be outstanding.
+  [[nodiscard]] virtual bool can_sample_async() const { return false; }
+  virtual void sample_async(const Tensor& /*logits*/, std::span<const SampleRowSpec> /*rows*/,
+                            std::span<const LogitEdit> /*edits*/) {
+    fail("backend ", name(), " cannot sample asynchronously");
+  }
+  virtual void collect_sampled(int32_t* /*ids*/) { fail("backend ", name(), " cannot sample asynchronously"); }
+
   // Graphs (CUDA graphs): between begin_capture and end_capture the ops are recorded, not
   // run; replay(graph) runs the recording again. `inputs` are the host arrays whose contents
   // change from one replay to the next (a step's token ids, positions, metadata): replay
@@ -167,7 +180,7 @@ class Backend {
   virtual void release_graph(int /*graph*/) {}
 
   // out[i] = table[ids[i]] as F32. table: [vocab, dim] in any dtype; out: [n, dim].
-  // An id outside [0, vocab) is an Error.
+  // An id outside [0, vocab) is an Error, but for the placeholders of sample_async.
   virtual void embedding(const Tensor& table, const int32_t* ids, int n, Tensor& out) = 0;
   // out = x / rms(x) * weight, per row of x ([rows, dim]); weight: [dim] F32. out may be x.
   virtual void rms_norm(const Tensor& x, const Tensor& weight, float eps, Tensor& out) = 0;

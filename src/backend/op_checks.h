@@ -126,8 +126,10 @@ inline MatmulShape matmul_shape(const Tensor& x, const Tensor& w, const Tensor& 
   return {n, k, m};
 }
 
-// Checks a 2-d table, out's size and every id; returns the row length.
-inline int64_t embedding_dim(const Tensor& table, const int32_t* ids, int n, const Tensor& out) {
+// Checks a 2-d table, out's size and every id; returns the row length. Ids -1 down to
+// -num_placeholders are placeholders (Backend::sample_async).
+inline int64_t embedding_dim(const Tensor& table, const int32_t* ids, int n, const Tensor& out,
+                             int num_placeholders = 0) {
   require_f32(out, "embedding", "out");
   if (table.ndim() != 2) fail("embedding: table must be 2-d, got ", shape_string(table.shape()));
   const int64_t vocab = table.dim(0), dim = table.dim(1);
@@ -135,7 +137,7 @@ inline int64_t embedding_dim(const Tensor& table, const int32_t* ids, int n, con
     fail("embedding: out ", shape_string(out.shape()), " does not hold ", n, " rows of ", dim);
   }
   for (int i = 0; i < n; ++i) {
-    if (ids[i] < 0 || ids[i] >= vocab) fail("embedding: token id ", ids[i], " outside vocabulary of ", vocab);
+    if (ids[i] < -num_placeholders || ids[i] >= vocab) fail("embedding: token id ", ids[i], " outside vocabulary of ", vocab);
   }
   return dim;
 }

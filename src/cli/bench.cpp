@@ -158,6 +158,7 @@ int bench_latency(int argc, char** argv) {
       {"decode_tokens_per_s", batch * decode_steps / decode},
       {"decode_ms_per_step", 1000.0 * decode / std::max(1, decode_steps)},
       {"decode_graphs", !graphs.empty()},
+      {"async_scheduling", llm.core().config().async_scheduling},
       {"peak_rss_mb", peak_rss_mb()},
       {"time_breakdown", step_time_breakdown(llm.core())},  // every pass, the warm-up's too
   });
@@ -205,6 +206,7 @@ int bench_throughput(int argc, char** argv) {
       {"output_tokens_per_second", static_cast<double>(out_tokens) / elapsed},
       {"total_num_tokens", in_tokens + out_tokens},
       {"num_preemptions", llm.core().scheduler().stats().num_preemptions},
+      {"async_scheduling", llm.core().config().async_scheduling},
       {"peak_rss_mb", peak_rss_mb()},
       {"time_breakdown", step_time_breakdown(llm.core())},
   });

@@ -33,7 +33,8 @@ std::set<std::string> with_engine_value_options(std::set<std::string> options) {
 }
 
 std::set<std::string> with_engine_flag_options(std::set<std::string> flags) {
-  flags.insert({"enable-prefix-caching", "no-enable-prefix-caching", "enforce-eager"});
+  flags.insert({"enable-prefix-caching", "no-enable-prefix-caching", "enforce-eager", "async-scheduling",
+                "no-async-scheduling"});
   return flags;
 }
 
@@ -50,6 +51,11 @@ EngineOptions engine_options_from(const Args& args) {
   }
   if (args.has("no-enable-prefix-caching")) o.enable_prefix_caching = false;
   o.enforce_eager = args.has("enforce-eager");
+  if (args.has("async-scheduling") && args.has("no-async-scheduling")) {
+    fail("--async-scheduling and --no-async-scheduling contradict each other");
+  }
+  if (args.has("async-scheduling")) o.async_scheduling = true;
+  if (args.has("no-async-scheduling")) o.async_scheduling = false;
   const std::string policy = args.get("scheduling-policy", "fcfs");
   if (policy == "fcfs") {
     o.scheduling_policy = SchedulingPolicy::Fcfs;

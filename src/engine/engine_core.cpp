@@ -11,14 +11,15 @@ namespace pagoda {
 EngineCore::EngineCore(Model& model, Backend& backend, const Tokenizer& tokenizer,
                        const EngineOptions& options)
     : tokenizer_(tokenizer), processor_(tokenizer) {
-  const SchedulerConfig config =
-      make_scheduler_config(with_kv_cache_memory(options, backend, model.spec()), model.spec(),
-                            backend.kv_cache_dtype());
+  EngineOptions resolved = with_kv_cache_memory(options, backend, model.spec());
+  if (!resolved.async_scheduling) resolved.async_scheduling = backend.can_sample_async();
+  const SchedulerConfig config = make_scheduler_config(resolved, model.spec(), backend.kv_cache_dtype());
   limits_.vocab_size = model.spec().vocab_size;
   limits_.max_tokens = config.max_model_len;
   for (int32_t t = 0; t < tokenizer.vocab_size(); ++t) {
     if (tokenizer.is_end_of_generation(t)) eos_ids_.push_back(t);
   }
+  async_ = config.async_scheduling;
   scheduler_ = std::make_unique<Scheduler>(config);
   DecodeGraphOptions graphs;
   if (!options.enforce_eager) graphs = {config.max_num_seqs, config.max_model_len};
@@ -73,6 +74,9 @@ void EngineCore::add_prepared_request(const RequestId& id, std::vector<int32_t> 
 void EngineCore::add_one(const RequestId& id, std::vector<int32_t> prompt_ids, SamplingParams params,
                          OutputProcessor::Clock::time_point arrival) {
   if (setups_.count(id)) fail("request ", id, ": id already in use");
+  for (const SchedulerOutput& step : in_flight_) {
+    if (step.num_scheduled_tokens.count(id)) fail("request ", id, ": id already in use (by a step still computing)");
+  }
   const int max_model_len = scheduler_->config().max_model_len;
   RequestParams rp;
   rp.id = id;
@@ -115,14 +119,23 @@ std::vector<RequestOutput> EngineCore::step() {
   using Clock = std::chrono::steady_clock;
   const auto seconds = [](Clock::time_point a, Clock::time_point b) { return std::chrono::duration<double>(b - a).count(); };
   const auto t0 = Clock::now();
-  const SchedulerOutput out = scheduler_->schedule();
+  SchedulerOutput out = scheduler_->schedule();
   const auto now = OutputProcessor::Clock::now();
   for (const NewRequestData& n : out.scheduled_new_reqs) processor_.mark_scheduled(n.id, now);
   const auto t1 = Clock::now();
-  const RunnerOutput run = runner_->execute(out, [this](const RequestId& id) { return setup_of(id); });
+  runner_->launch(out, [this](const RequestId& id) { return setup_of(id); }, async_);
   const auto t2 = Clock::now();
-  const std::vector<FinishedRequest> finished = scheduler_->update_from_output(out, run.sampled);
-  std::vector<RequestOutput> outputs = process(run, finished);
+  const bool computes = out.total_num_scheduled_tokens > 0;
+  in_flight_.push_back(std::move(out));
+  std::vector<RequestOutput> outputs = std::move(pending_);
+  pending_.clear();
+  // Async, the step just launched computes while the one before it is finished here; it is
+  // finished at once when nothing else is in flight to overlap with, or it computes nothing.
+  while (in_flight_.size() > 1 || (!in_flight_.empty() && (!async_ || !computes))) finish_step(outputs);
+  // Children of an n > 1 request answer under its id; a finished child may release the rest.
+  std::vector<ChildRequest> released;
+  for (RequestOutput& o : outputs) parallel_.to_parent(o, released);
+  for (ChildRequest& c : released) add_one(c.id, std::move(c.prompt_ids), std::move(c.params), c.arrival);
   const auto t3 = Clock::now();
   times_.schedule_s += seconds(t0, t1);
   times_.execute_s += seconds(t1, t2);
@@ -131,10 +144,23 @@ std::vector<RequestOutput> EngineCore::step() {
   return outputs;
 }
 
+void EngineCore::finish_step(std::vector<RequestOutput>& outputs) {
+  const RunnerOutput run = runner_->collect();
+  const SchedulerOutput out = std::move(in_flight_.front());
+  in_flight_.pop_front();
+  for (const RequestId& id : run.recompute) {  // the device handed their draws back
+    scheduler_->recompute(id);
+    const auto it = setups_.find(id);
+    if (it != setups_.end()) it->second.sample_synchronously = true;
+  }
+  const std::vector<FinishedRequest> finished = scheduler_->update_from_output(out, run.sampled);
+  std::vector<RequestOutput> processed = process(run, finished);
+  outputs.insert(outputs.end(), std::make_move_iterator(processed.begin()), std::make_move_iterator(processed.end()));
+}
+
 std::vector<RequestOutput> EngineCore::process(const RunnerOutput& run,
                                                const std::vector<FinishedRequest>& finished) {
-  std::vector<RequestOutput> outputs = std::move(pending_);
-  pending_.clear();
+  std::vector<RequestOutput> outputs;
   for (const auto& [id, chunk] : run.prompt_logprobs) processor_.add_prompt_logprobs(id, chunk);
   std::unordered_map<RequestId, RequestStatus> status;
   for (const FinishedRequest& f : finished) status.emplace(f.id, f.status);
@@ -161,14 +187,12 @@ std::vector<RequestOutput> EngineCore::process(const RunnerOutput& run,
     outputs.push_back(std::move(delta));
   }
   scheduler_->finish_requests(stopped, RequestStatus::FinishedStopped);
-  std::vector<ChildRequest> released;
-  for (RequestOutput& o : outputs) parallel_.to_parent(o, released);
-  for (ChildRequest& c : released) add_one(c.id, std::move(c.prompt_ids), std::move(c.params), c.arrival);
   return outputs;
 }
 
 bool EngineCore::has_unfinished_requests() const {
-  return scheduler_->has_unfinished_requests() || runner_->num_requests() > 0 || !pending_.empty();
+  return scheduler_->has_unfinished_requests() || runner_->num_requests() > 0 || !pending_.empty() ||
+         !in_flight_.empty();
 }
 
 }  // namespace pagoda

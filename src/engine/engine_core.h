@@ -1,8 +1,16 @@
 // The engine core: one step = schedule -> run the model -> update the scheduler ->
 // process outputs (detokenize, stop strings). Single-threaded; LLMEngine puts it on its
 // own thread, LLM drives it directly.
+//
+// With async scheduling (EngineOptions::async_scheduling) a step schedules and launches
+// step N+1 first, then collects step N and updates and processes it while N+1 computes: the
+// host's work between steps no longer leaves the GPU idle. Requests that sampled in N have
+// a placeholder for that token in N+1 (the device reads the id where it sampled it); one
+// that finishes in N (a stop token or string, an abort) has computed one token too many,
+// which is dropped. A request id is reusable only once no step in flight computes it.
 #pragma once
 
+#include <deque>
 #include <memory>
 #include <span>
 #include <unordered_map>
@@ -65,6 +73,8 @@ class EngineCore {
   [[nodiscard]] RunnerRequestSetup setup_of(const RequestId& id) const;
   [[nodiscard]] std::vector<RequestOutput> process(const RunnerOutput& run,
                                                    const std::vector<FinishedRequest>& finished);
+  // Collects the oldest step in flight and updates and processes it.
+  void finish_step(std::vector<RequestOutput>& outputs);
 
   const Tokenizer& tokenizer_;
   SamplingLimits limits_;
@@ -75,6 +85,8 @@ class EngineCore {
   ParallelSampling parallel_;
   std::unordered_map<RequestId, RunnerRequestSetup> setups_;  // live requests
   std::vector<RequestOutput> pending_;  // abort outputs for the next step
+  bool async_ = false;
+  std::deque<SchedulerOutput> in_flight_;  // launched, not collected (async: at most 2)
   EngineStepTimes times_;
 };
 

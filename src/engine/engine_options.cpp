@@ -46,6 +46,7 @@ SchedulerConfig make_scheduler_config(const EngineOptions& o, const ModelSpec& s
   c.long_prefill_token_threshold = o.long_prefill_token_threshold;
   c.enable_prefix_caching = o.enable_prefix_caching;
   c.policy = o.scheduling_policy;
+  c.async_scheduling = o.async_scheduling.value_or(false);
   return c;
 }
 

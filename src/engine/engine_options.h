@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 
 #include <string>
 
@@ -28,6 +29,11 @@ struct EngineOptions {
   int num_threads = 0;  // CPU backend threads; 0: all cores
   // vLLM's --enforce-eager: no decode graphs (runner/decode_graphs.h) on a GPU.
   bool enforce_eager = false;
+  // vLLM's --async-scheduling: step N+1 is scheduled and launched while step N computes, and
+  // step N's outputs are processed while N+1 computes (engine_core.h). Unset: on where the
+  // backend can sample ahead (a GPU). On the CPU, which computes a step within its launch,
+  // it would only hold every output back by a step.
+  std::optional<bool> async_scheduling;
 };
 
 // Throws Error on an unusable option (non-positive sizes, a cache too small for one block,

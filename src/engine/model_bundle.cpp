@@ -6,7 +6,10 @@
 namespace pagoda {
 
 ModelBundle::ModelBundle(const std::string& path, int num_threads, const std::string& device)
-    : backend_(make_backend(device, num_threads)), loaded_(load_model(path)) {
+    : ModelBundle(path, make_backend(device, num_threads)) {}
+
+ModelBundle::ModelBundle(const std::string& path, std::unique_ptr<Backend> backend)
+    : backend_(std::move(backend)), loaded_(load_model(path)) {
   if (loaded_.gguf != nullptr) {
     tokenizer_ = load_gguf_tokenizer(*loaded_.gguf);
   } else if (!loaded_.hf_dir.empty()) {

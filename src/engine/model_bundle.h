@@ -17,6 +17,8 @@ class ModelBundle {
   // Throws Error when the checkpoint cannot be loaded or has no usable tokenizer. device is
   // a --device value (cpu, cuda, auto); num_threads is for the CPU backend.
   ModelBundle(const std::string& path, int num_threads, const std::string& device = "cpu");
+  // The same on a backend of the caller's (tests wrap the CPU backend).
+  ModelBundle(const std::string& path, std::unique_ptr<Backend> backend);
 
   [[nodiscard]] Backend& backend() { return *backend_; }
   [[nodiscard]] const Backend& backend() const { return *backend_; }

@@ -242,8 +242,10 @@ Tensor Decoder::forward(const ForwardBatch& batch, KvCache& cache) {
   const int n = static_cast<int>(batch.token_ids.size());
   PAGODA_CHECK(n > 0 && batch.positions.size() == batch.token_ids.size());
   PAGODA_CHECK(batch.attention.num_tokens == n);
+  // A negative id is a placeholder for a token sampled ahead, which embedding() checks.
+  const bool placeholders = backend_.can_sample_async();
   for (int32_t id : batch.token_ids) {
-    if (id < 0 || id >= s.vocab_size) fail("token id ", id, " outside the vocabulary of ", s.vocab_size);
+    if ((id < 0 && !placeholders) || id >= s.vocab_size) fail("token id ", id, " outside the vocabulary of ", s.vocab_size);
   }
 
   Tensor x = backend_.scratch(DType::F32, {n, s.hidden_size});  // the residual stream

@@ -133,7 +133,10 @@ std::optional<Tensor> DecodeGraphs::run(std::span<const SequenceChunk> chunks, s
         static_cast<size_t>(c.num_computed / cache_.block_size()) >= c.block_ids.size()) {
       return std::nullopt;
     }
-    if (ids[i] < 0 || ids[i] >= vocab) fail("token id ", ids[i], " outside the vocabulary of ", vocab);
+    // A negative id is a placeholder for a token sampled ahead (Backend::sample_async).
+    if ((ids[i] < 0 && !backend_.can_sample_async()) || ids[i] >= vocab) {
+      fail("token id ", ids[i], " outside the vocabulary of ", vocab);
+    }
   }
   Graph& g = **fits;
   fill(g, chunks, ids);

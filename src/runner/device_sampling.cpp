@@ -7,6 +7,12 @@ bool device_can_sample(const SamplingParams& params) {
   return logprobs_fit && processors_are_edits(params);
 }
 
+bool device_can_sample_ahead(const SamplingParams& params) {
+  const bool penalties = params.presence_penalty != 0.0f || params.frequency_penalty != 0.0f ||
+                         params.repetition_penalty != 1.0f;
+  return device_can_sample(params) && !params.logprobs && !penalties && params.bad_words_token_ids.empty();
+}
+
 SampleRowSpec device_sample_spec(int32_t logit_row, const SamplingParams& params, const RowHistory& history,
                                  size_t vocab, Rng& rng, ProcessorScratch& scratch, std::vector<LogitEdit>& edits) {
   SampleRowSpec spec;

@@ -28,6 +28,12 @@ struct RowHistory {
   std::span<const int32_t> output_ids;
 };
 
+// True when a row may be sampled while the token before it is still on the device (async
+// scheduling): the device samples it, it wants no logprobs, and no processor reads the
+// values of its earlier tokens (penalties count them, bad words match them). min_tokens
+// reads only how many there are.
+[[nodiscard]] bool device_can_sample_ahead(const SamplingParams& params);
+
 // The spec of such a row; its processors are appended to edits as logit edits (vocab: the
 // logits' width). A non-greedy row draws its uniform from rng now, once, as the host Sampler
 // would: a row the device hands back (id -1) must restore rng before the host samples it,

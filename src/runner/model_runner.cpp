@@ -26,8 +26,14 @@ ModelRunner::State ModelRunner::make_state(RunnerRequestSetup s, std::vector<int
   // resumed request continues its stream where it left off.
   const int num_outputs = static_cast<int>(tokens.size()) - s.num_prompt_tokens;
   const uint64_t counter = s.params.is_greedy() ? 0 : static_cast<uint64_t>(num_outputs);
-  State st{std::move(tokens), s.num_prompt_tokens, std::move(blocks), num_computed,
-           std::move(s.params), Rng::from_state(s.rng_key, counter)};
+  State st{std::move(tokens),
+           s.num_prompt_tokens,
+           std::move(blocks),
+           num_computed,
+           std::move(s.params),
+           Rng::from_state(s.rng_key, counter),
+           s.sample_synchronously,
+           next_generation_++};
   return st;
 }
 
@@ -61,10 +67,17 @@ double seconds_since(Clock::time_point t) { return std::chrono::duration<double>
 }  // namespace
 
 RunnerOutput ModelRunner::execute(const SchedulerOutput& out, const RunnerSetupFn& setup) {
+  if (!in_flight_.empty()) fail("runner: execute with ", in_flight_.size(), " steps in flight");
+  launch(out, setup);
+  return collect();
+}
+
+void ModelRunner::launch(const SchedulerOutput& out, const RunnerSetupFn& setup, bool may_sample_ahead) {
+  if (in_flight_.size() >= 2) fail("runner: a third step launched before the first was collected");
   auto t = Clock::now();
   apply(out, setup);
-  RunnerOutput result;
-  if (out.total_num_scheduled_tokens == 0) return result;
+  InFlight& step = in_flight_.emplace_back();
+  if (out.total_num_scheduled_tokens == 0) return;
 
   // Rows in a fixed order (by id) so that a step's batch does not depend on hash order.
   std::vector<std::pair<const RequestId*, int>> rows;
@@ -76,14 +89,6 @@ RunnerOutput ModelRunner::execute(const SchedulerOutput& out, const RunnerSetupF
   std::vector<State*> samplers;  // states that sample, in logit-row order
   std::vector<const RequestId*> sampler_ids;
   std::vector<int> sample_chunks;
-  // Requests with prompt_logprobs also want the logits of the positions that score their
-  // prompt tokens; those rows follow the sampling rows in the logits.
-  struct PromptRows {
-    const RequestId* id;
-    State* state;
-    PositionRange positions;
-    int32_t first_row;  // in the flattened batch
-  };
   std::vector<PromptRows> prompt_rows;
   int32_t batch_row = 0;
   for (const auto& [id, n] : rows) {
@@ -100,6 +105,7 @@ RunnerOutput ModelRunner::execute(const SchedulerOutput& out, const RunnerSetupF
     }
     batch_row += n;
     chunks.push_back({st.block_ids, st.num_computed_tokens, n});
+    // A placeholder (a token sampled ahead, still on the device) is read there by embedding().
     ids.insert(ids.end(), st.token_ids.begin() + st.num_computed_tokens, st.token_ids.begin() + end);
     // A prefill chunk that stops short of the last token has nothing to sample.
     if (end == static_cast<int>(st.token_ids.size())) {
@@ -141,23 +147,88 @@ RunnerOutput ModelRunner::execute(const SchedulerOutput& out, const RunnerSetupF
   for (size_t i = 0; i < chunks.size(); ++i) {
     states_.find(*rows[i].first)->second.num_computed_tokens += chunks[i].num_new;
   }
-  if (logit_rows.empty()) return result;
+  if (logit_rows.empty()) return;
 
+  const bool ahead = may_sample_ahead && backend_.can_sample_async() && prompt_rows.empty() &&
+                     std::all_of(samplers.begin(), samplers.end(), [](const State* st) {
+                       return !st->sample_synchronously && device_can_sample_ahead(st->params);
+                     });
+  if (ahead) {
+    sample_ahead(logits, samplers, sampler_ids, step);
+  } else {
+    sample_now(logits, logit_rows.size(), samplers, sampler_ids, prompt_rows, step.output);
+  }
+  times_.sample_s += seconds_since(t);
+}
+
+void ModelRunner::sample_ahead(const Tensor& logits, const std::vector<State*>& samplers,
+                               const std::vector<const RequestId*>& sampler_ids, InFlight& step) {
+  std::vector<SampleRowSpec> specs;
+  edits_.clear();
+  const size_t vocab = static_cast<size_t>(model_.spec().vocab_size);
+  for (size_t i = 0; i < samplers.size(); ++i) {
+    State& st = *samplers[i];
+    const std::span<const int32_t> all(st.token_ids);
+    const RowHistory history{all.first(static_cast<size_t>(st.num_prompt_tokens)),
+                             all.subspan(static_cast<size_t>(st.num_prompt_tokens))};
+    specs.push_back(device_sample_spec(static_cast<int32_t>(i), st.params, history, vocab, st.rng, edit_scratch_, edits_));
+  }
+  backend_.sample_async(logits, specs, edits_);
+  step.on_device = true;
+  for (size_t i = 0; i < samplers.size(); ++i) {
+    State& st = *samplers[i];
+    step.rows.push_back({*sampler_ids[i], st.generation, st.token_ids.size()});
+    st.token_ids.push_back(-static_cast<int32_t>(i) - 1);  // embedding() reads row i's id on the device
+  }
+}
+
+RunnerOutput ModelRunner::collect() {
+  if (in_flight_.empty()) fail("runner: collect with no step in flight");
+  InFlight step = std::move(in_flight_.front());
+  in_flight_.pop_front();
+  if (!step.on_device) return std::move(step.output);
+  const auto t = Clock::now();
+  std::vector<int32_t> ids(step.rows.size());
+  backend_.collect_sampled(ids.data());
+  RunnerOutput& result = step.output;
+  for (size_t i = 0; i < step.rows.size(); ++i) {
+    const InFlight::Row& row = step.rows[i];
+    const RequestId& id = row.id;
+    if (std::find(step.dropped.begin(), step.dropped.end(), id) != step.dropped.end()) continue;
+    const auto it = states_.find(id);
+    const bool same_state = it != states_.end() && it->second.generation == row.generation;
+    if (ids[i] < 0) {  // the host sampler must see these logits, which are gone: recompute
+      result.recompute.push_back(id);
+      if (same_state) states_.erase(it);
+      if (!in_flight_.empty()) in_flight_.front().dropped.push_back(id);
+      continue;
+    }
+    // A finished or preempted request's state is gone; a preempted one still takes the token.
+    if (same_state) it->second.token_ids[row.token_index] = ids[i];
+    result.sampled[id].push_back(ids[i]);
+  }
+  times_.sample_s += seconds_since(t);
+  return std::move(step.output);
+}
+
+void ModelRunner::sample_now(const Tensor& logits, size_t num_logit_rows, const std::vector<State*>& samplers,
+                             const std::vector<const RequestId*>& sampler_ids, const std::vector<PromptRows>& prompt_rows,
+                             RunnerOutput& result) {
   // Rows the device samples come back as ids; the rest (and prompt rows) are downloaded.
   std::vector<int32_t> tokens(samplers.size(), -1);
   std::vector<std::optional<TokenLogprobs>> device_logprobs(samplers.size());
   std::vector<uint8_t> processed(samplers.size(), 0);  // a handed-back row the device already edited
   if (backend_.can_sample()) sample_on_device(logits, samplers, tokens, device_logprobs, processed);
   const size_t vocab = static_cast<size_t>(model_.spec().vocab_size);
-  logits_host_.resize(logit_rows.size() * vocab);
+  logits_host_.resize(num_logit_rows * vocab);
   const auto on_host = [&](size_t r) { return r >= samplers.size() || tokens[r] < 0; };
-  for (size_t r = 0; r < logit_rows.size();) {  // one download per run of host rows
+  for (size_t r = 0; r < num_logit_rows;) {  // one download per run of host rows
     if (!on_host(r)) {
       ++r;
       continue;
     }
     size_t end = r + 1;
-    while (end < logit_rows.size() && on_host(end)) ++end;
+    while (end < num_logit_rows && on_host(end)) ++end;
     backend_.download(logits.rows(static_cast<int64_t>(r), static_cast<int64_t>(end)),
                       logits_host_.data() + r * vocab);
     r = end;
@@ -188,8 +259,6 @@ RunnerOutput ModelRunner::execute(const SchedulerOutput& out, const RunnerSetupF
     st.token_ids.push_back(token);
     result.sampled[*sampler_ids[i]].push_back(token);
   }
-  times_.sample_s += seconds_since(t);
-  return result;
 }
 
 void ModelRunner::sample_on_device(const Tensor& logits, const std::vector<State*>& samplers,

@@ -3,6 +3,7 @@
 // that reached the end of their tokens. It never sees a Request (DESIGN.md).
 #pragma once
 
+#include <deque>
 #include <functional>
 #include <optional>
 #include <unordered_map>
@@ -23,6 +24,9 @@ struct RunnerRequestSetup {
   SamplingParams params;
   int num_prompt_tokens = 0;  // resumed requests come back as prompt + outputs
   uint64_t rng_key = 0;       // the request's Rng stream (Rng::key)
+  // Never sampled ahead (async): its device draw was handed back once (runner output's
+  // recompute), so its logits must reach the host sampler.
+  bool sample_synchronously = false;
 };
 using RunnerSetupFn = std::function<RunnerRequestSetup(const RequestId&)>;
 
@@ -32,6 +36,10 @@ struct RunnerOutput {
   // For requests with prompt_logprobs: the prompt tokens this step's chunk scored. A
   // request resumed after preemption scores its prompt again; readers keep the first.
   std::unordered_map<RequestId, PromptLogprobsChunk> prompt_logprobs;
+  // Sampled ahead, but the device handed the row back and its logits are gone: the
+  // scheduler recomputes these requests (Scheduler::recompute). Any token of theirs in the
+  // step launched after this one is dropped.
+  std::vector<RequestId> recompute;
 };
 
 // Wall time of execute()'s parts, summed over steps. On a GPU the forward pass only queues
@@ -49,8 +57,17 @@ class ModelRunner {
   ModelRunner(Model& model, Backend& backend, int num_kv_blocks, int block_size,
               const DecodeGraphOptions& graphs = {});
 
-  // Throws Error when the diff contradicts the runner's state.
+  // Throws Error when the diff contradicts the runner's state. execute = launch + collect.
   [[nodiscard]] RunnerOutput execute(const SchedulerOutput& out, const RunnerSetupFn& setup);
+  // Async scheduling: launch queues a step and returns; collect returns the oldest launched
+  // step's output. A step whose rows can all be sampled ahead (device_can_sample_ahead, on a
+  // backend that can_sample_async), launched with may_sample_ahead, leaves its ids on the device: its rows' next tokens are
+  // placeholders, which the step after it reads there, and collect fills them in. Any other
+  // step is sampled (so waited for) within launch. At most two steps may be in flight, and
+  // the older must be collected before a third is launched.
+  void launch(const SchedulerOutput& out, const RunnerSetupFn& setup, bool may_sample_ahead = false);
+  [[nodiscard]] RunnerOutput collect();
+  [[nodiscard]] int num_in_flight() const { return static_cast<int>(in_flight_.size()); }
 
   [[nodiscard]] int num_requests() const { return static_cast<int>(states_.size()); }
   [[nodiscard]] bool has_request(const RequestId& id) const { return states_.count(id) > 0; }
@@ -67,15 +84,44 @@ class ModelRunner {
     int num_computed_tokens = 0;
     SamplingParams params;
     Rng rng;
+    bool sample_synchronously = false;
+    uint64_t generation = 0;  // tells a request's state from a later one under its id
   };
+  // A launched step. Its output is complete unless its ids are still on the device.
+  struct InFlight {
+    RunnerOutput output;
+    bool on_device = false;
+    struct Row {  // a row sampled ahead, in the backend's row order
+      RequestId id;
+      uint64_t generation;
+      size_t token_index;  // of its placeholder in the state's token_ids
+    };
+    std::vector<Row> rows;
+    std::vector<RequestId> dropped;  // handed back in the step before: their tokens here are void
+  };
+  // Requests with prompt_logprobs also want the logits of the positions that score their
+  // prompt tokens; those rows follow the sampling rows in the logits.
+  struct PromptRows {
+    const RequestId* id;
+    State* state;
+    PositionRange positions;
+    int32_t first_row;  // in the flattened batch
+  };
+  // The step's sampling within launch: fills result, appending the tokens to the states.
+  void sample_now(const Tensor& logits, size_t num_logit_rows, const std::vector<State*>& samplers,
+                  const std::vector<const RequestId*>& sampler_ids, const std::vector<PromptRows>& prompt_rows,
+                  RunnerOutput& result);
+  // Samples ahead (async): the ids stay on the device, the states get placeholders.
+  void sample_ahead(const Tensor& logits, const std::vector<State*>& samplers,
+                    const std::vector<const RequestId*>& sampler_ids, InFlight& step);
   void apply(const SchedulerOutput& out, const RunnerSetupFn& setup);
   // Fills tokens[i] (and logprobs[i] where the row asks) for the sampler rows the backend can
   // sample on its device; for a row it hands back, processed[i] says whether its logits
   // already carry its processors.
   void sample_on_device(const Tensor& logits, const std::vector<State*>& samplers, std::vector<int32_t>& tokens,
                         std::vector<std::optional<TokenLogprobs>>& logprobs, std::vector<uint8_t>& processed);
-  static State make_state(RunnerRequestSetup s, std::vector<int32_t> tokens,
-                          std::vector<int32_t> blocks, int num_computed);
+  State make_state(RunnerRequestSetup s, std::vector<int32_t> tokens, std::vector<int32_t> blocks,
+                   int num_computed);
 
   Model& model_;
   Backend& backend_;
@@ -89,6 +135,8 @@ class ModelRunner {
   std::vector<float> prompt_scratch_;
   std::vector<uint32_t> prompt_order_;
   RunnerTimes times_;
+  std::deque<InFlight> in_flight_;
+  uint64_t next_generation_ = 0;
 };
 
 }  // namespace pagoda

@@ -54,7 +54,10 @@ class Request {
   }
 
   RequestStatus status = RequestStatus::Waiting;
-  int num_computed_tokens = 0;  // tokens with KV in the cache; <= num_tokens()
+  int num_computed_tokens = 0;  // tokens with KV in the cache; <= num_tokens() + placeholders
+  // Async scheduling: tokens scheduled to be sampled whose ids have not come back yet (at
+  // most 2: one in the step computing, one in the step just scheduled after it).
+  int num_output_placeholders = 0;
   int num_preemptions = 0;
 
  private:

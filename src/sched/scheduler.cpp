@@ -71,6 +71,12 @@ SchedulerStats Scheduler::stats() const {
           num_preemptions_};
 }
 
+bool Scheduler::ends_with_pending_token(const Request& r) const {
+  const int num_outputs = r.num_output_tokens() + r.num_output_placeholders;
+  return r.num_output_placeholders > 0 &&
+         (num_outputs >= r.max_tokens() || r.num_tokens() + r.num_output_placeholders >= config_.max_model_len);
+}
+
 int Scheduler::clamp_new_tokens(int num_new_tokens, int token_budget) const {
   if (config_.long_prefill_token_threshold > 0) {
     num_new_tokens = std::min(num_new_tokens, config_.long_prefill_token_threshold);
@@ -104,8 +110,10 @@ void Scheduler::schedule_running(StepState& step) {
   size_t i = 0;
   while (i < running_.size() && step.token_budget > 0) {
     Request* r = running_[i];
-    const int num_new =
-        clamp_new_tokens(r->num_tokens() - r->num_computed_tokens, step.token_budget);
+    const int num_new = ends_with_pending_token(*r)
+                            ? 0
+                            : clamp_new_tokens(r->num_tokens() + r->num_output_placeholders - r->num_computed_tokens,
+                                               step.token_budget);
     if (num_new == 0) {  // waiting for its sampled token
       ++i;
       continue;
@@ -135,6 +143,8 @@ void Scheduler::schedule_waiting(StepState& step) {
          static_cast<int>(running_.size()) < config_.max_num_seqs) {
     Request* r = waiting_->front();
     PAGODA_CHECK(r->num_computed_tokens == 0);
+    // Preempted (async) while a token of its was being sampled: it resumes with that token.
+    if (r->num_output_placeholders > 0) break;
     const ComputedBlocks hit =
         r->reads_prefix_cache() ? kv_.get_computed_blocks(r->kv_view()) : ComputedBlocks{};
     const int num_new =
@@ -179,9 +189,16 @@ SchedulerOutput Scheduler::schedule() {
     out.total_num_scheduled_tokens += n;
     // The runner computes these in this step; the next schedule() builds on them.
     r->num_computed_tokens += n;
+    // Async: the token this step samples is the next one to schedule, before it is known.
+    if (config_.async_scheduling && r->num_computed_tokens == r->num_tokens() + r->num_output_placeholders) {
+      ++r->num_output_placeholders;
+    }
   }
   PAGODA_CHECK(out.total_num_scheduled_tokens <= config_.max_num_batched_tokens);
   out.preempted_req_ids = std::move(step.preempted);
+  out.preempted_req_ids.insert(out.preempted_req_ids.end(), recomputed_since_last_step_.begin(),
+                               recomputed_since_last_step_.end());
+  recomputed_since_last_step_.clear();
   out.finished_req_ids = std::move(finished_since_last_step_);
   finished_since_last_step_.clear();
   return out;

@@ -27,6 +27,11 @@ class Scheduler final : public SchedulerInterface {
   std::vector<FinishedRequest> update_from_output(const SchedulerOutput& output,
                                                   const SampledTokens& sampled) override;
   void finish_requests(std::span<const RequestId> ids, RequestStatus status) override;
+  // Async: the runner could not sample the request's pending token on its device (a NaN or
+  // infinite logit, which the host sampler must see) and its logits are gone. Drops its
+  // placeholders (the runner drops any token of a later step) and recomputes it from
+  // scratch, as a preemption does, so that the token is sampled again.
+  void recompute(const RequestId& id);
 
   [[nodiscard]] int num_waiting_requests() const override {
     return static_cast<int>(waiting_->size());
@@ -52,6 +57,11 @@ class Scheduler final : public SchedulerInterface {
   // Preempts the policy's victim; returns it.
   Request* preempt_one(StepState& step);
   [[nodiscard]] int clamp_new_tokens(int num_new_tokens, int token_budget) const;
+  // Async: the token being sampled is the request's last (max_tokens, max_model_len), so it
+  // has nothing more to schedule. (A stop token can only be seen once it is known.)
+  [[nodiscard]] bool ends_with_pending_token(const Request& r) const;
+  // Appends a step's sampled tokens, filling placeholders; the finished status they reach.
+  std::optional<RequestStatus> take_sampled(Request& r, std::span<const TokenId> tokens);
   // The finished status a request reached with its last appended token, if any.
   [[nodiscard]] std::optional<RequestStatus> check_stop(const Request& r) const;
   void finish(Request& r, RequestStatus status);
@@ -62,6 +72,7 @@ class Scheduler final : public SchedulerInterface {
   std::unique_ptr<RequestQueue> waiting_;
   std::vector<Request*> running_;  // in admission order
   std::vector<RequestId> finished_since_last_step_;
+  std::vector<RequestId> recomputed_since_last_step_;  // the runner drops them as preempted
   uint64_t next_arrival_seq_ = 0;
   int64_t num_preemptions_ = 0;
 };

@@ -16,6 +16,11 @@ struct SchedulerConfig {
   int long_prefill_token_threshold = 0;
   bool enable_prefix_caching = true;
   SchedulingPolicy policy = SchedulingPolicy::Fcfs;
+  // vLLM's async scheduling: schedule() may run while the previous step is still computing.
+  // A request that samples in a step gets an output placeholder, so the next schedule()
+  // can give it its next decode token before the sampled one is known;
+  // update_from_output() then fills the placeholder.
+  bool async_scheduling = false;
 };
 
 }  // namespace pagoda

@@ -28,32 +28,49 @@ void Scheduler::finish(Request& r, RequestStatus status) {
   requests_.erase(id);
 }
 
+std::optional<RequestStatus> Scheduler::take_sampled(Request& r, std::span<const TokenId> tokens) {
+  std::optional<RequestStatus> stop;
+  for (const TokenId t : tokens) {
+    if (t < 0) fail("update_from_output: request ", r.id(), " got negative token id ", t);
+    if (config_.async_scheduling) {
+      if (r.num_output_placeholders == 0) fail("update_from_output: request ", r.id(), " got a token it was not scheduled to sample");
+      --r.num_output_placeholders;
+    }
+    r.append_output_token(t);
+    if ((stop = check_stop(r))) break;
+  }
+  return stop;
+}
+
 std::vector<FinishedRequest> Scheduler::update_from_output(const SchedulerOutput& output,
                                                            const SampledTokens& sampled) {
   std::vector<FinishedRequest> finished;
   for (const auto& [id, num_scheduled] : output.num_scheduled_tokens) {
     const auto it = requests_.find(id);
     // Aborted (or finished and its id reused) since schedule(): nothing to update.
-    if (it == requests_.end() || it->second->status != RequestStatus::Running) continue;
+    if (it == requests_.end()) continue;
     Request& r = *it->second;
     const auto s = sampled.find(id);
-    const bool has_tokens = s != sampled.end() && !s->second.empty();
-    if (r.num_computed_tokens < r.num_tokens()) {
-      // Mid-prefill: the runner's logits for a partial prompt are not a next token.
-      if (has_tokens)
-        fail("update_from_output: request ", id, " is mid-prefill but got sampled tokens");
-      kv_.cache_full_blocks(r.kv_view(), r.num_computed_tokens);
+    const std::span<const TokenId> tokens =
+        s == sampled.end() ? std::span<const TokenId>() : std::span<const TokenId>(s->second);
+    if (r.status != RequestStatus::Running) {
+      // Async: preempted by a schedule() after this step's; the token is still its next one.
+      if (!config_.async_scheduling || r.status != RequestStatus::Preempted || tokens.empty()) continue;
+      if (const std::optional<RequestStatus> stop = take_sampled(r, tokens)) {
+        finished.push_back({id, *stop});
+        finish(r, *stop);
+      }
       continue;
     }
-    std::optional<RequestStatus> stop;
-    if (has_tokens) {
-      for (const TokenId t : s->second) {
-        if (t < 0) fail("update_from_output: request ", id, " got negative token id ", t);
-        r.append_output_token(t);
-        if ((stop = check_stop(r))) break;
-      }
+    // Mid-prefill, the runner's logits for a partial prompt are not a next token. (Async,
+    // num_computed_tokens already counts the step scheduled after this one.)
+    if (!config_.async_scheduling && !tokens.empty() && r.num_computed_tokens < r.num_tokens()) {
+      fail("update_from_output: request ", id, " is mid-prefill but got sampled tokens");
     }
-    // Only KV computed in this step is cached: not the freshly sampled token's.
+    const std::optional<RequestStatus> stop = take_sampled(r, tokens);
+    // Only KV whose tokens are known is cached (cache_full_blocks stops at the last one): not
+    // the freshly sampled token's. Async, that includes the KV the step after this one
+    // computes, which any later step that reads it runs after.
     kv_.cache_full_blocks(r.kv_view(), r.num_computed_tokens);
     if (stop) {
       finished.push_back({id, *stop});
@@ -61,6 +78,22 @@ std::vector<FinishedRequest> Scheduler::update_from_output(const SchedulerOutput
     }
   }
   return finished;
+}
+
+void Scheduler::recompute(const RequestId& id) {
+  const auto it = requests_.find(id);
+  if (it == requests_.end()) return;
+  Request& r = *it->second;
+  r.num_output_placeholders = 0;
+  if (r.status != RequestStatus::Running) return;  // already waiting to be recomputed
+  running_.erase(std::find(running_.begin(), running_.end(), &r));
+  kv_.free(id);
+  r.status = RequestStatus::Preempted;
+  r.num_computed_tokens = 0;
+  ++r.num_preemptions;
+  ++num_preemptions_;
+  waiting_->add_preempted(&r);
+  recomputed_since_last_step_.push_back(id);
 }
 
 void Scheduler::finish_requests(std::span<const RequestId> ids, RequestStatus status) {

@@ -5,13 +5,16 @@
 namespace pagoda::testing {
 namespace {
 
-TEST(EngineAbortStorm, AbortsLeaveNoState) {
+class EngineAbortStorm : public ::testing::TestWithParam<bool> {};  // async scheduling?
+
+TEST_P(EngineAbortStorm, AbortsLeaveNoState) {
   PAGODA_NEED_SMOLLM2(b);
   const int num_requests = skip_slow() ? 120 : 1000;
   std::mt19937 rng(31);
   EngineOptions o = small_options();
   o.max_num_batched_tokens = 32;  // longer prompts are mid-prefill for a few steps
   o.max_num_seqs = 48;
+  o.async_scheduling = GetParam();
   auto core = make_core(*b, o);
 
   std::vector<RequestId> live;
@@ -68,6 +71,8 @@ TEST(EngineAbortStorm, AbortsLeaveNoState) {
   EXPECT_EQ(core->output_processor().num_requests(), 0);
   EXPECT_EQ(core->num_requests(), 0);
 }
+
+INSTANTIATE_TEST_SUITE_P(Scheduling, EngineAbortStorm, ::testing::Bool(), scheduling_name);
 
 }  // namespace
 }  // namespace pagoda::testing

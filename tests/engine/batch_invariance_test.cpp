@@ -7,7 +7,10 @@
 namespace pagoda::testing {
 namespace {
 
-TEST(EngineBatchInvariance, NeedleAloneEqualsNeedleInBatch) {
+// The batch runs with async scheduling or without (the parameter); the needles alone without.
+class EngineBatchInvariance : public ::testing::TestWithParam<bool> {};
+
+TEST_P(EngineBatchInvariance, NeedleAloneEqualsNeedleInBatch) {
   PAGODA_NEED_SMOLLM2(b);
   const int num_requests = skip_slow() ? 6 : 32;
   const int max_tokens = skip_slow() ? 4 : 8;
@@ -31,7 +34,9 @@ TEST(EngineBatchInvariance, NeedleAloneEqualsNeedleInBatch) {
 
   // The others: random lengths; every third shares the needle's first two blocks, and one
   // of those goes first so that the needle finds its prefix cached.
-  auto core = make_core(*b, o);
+  EngineOptions batch_options = o;
+  batch_options.async_scheduling = GetParam();
+  auto core = make_core(*b, batch_options);
   std::vector<std::pair<RequestId, std::vector<int32_t>>> others;
   for (int i = 0; i < num_requests - 2; ++i) {
     std::vector<int32_t> p = random_prompt(rng, std::uniform_int_distribution<int>(5, 40)(rng));
@@ -69,6 +74,8 @@ TEST(EngineBatchInvariance, NeedleAloneEqualsNeedleInBatch) {
   EXPECT_EQ(acc["sampled"].token_ids, sampled_alone.token_ids);
   EXPECT_EQ(acc.size(), static_cast<size_t>(num_requests));
 }
+
+INSTANTIATE_TEST_SUITE_P(Scheduling, EngineBatchInvariance, ::testing::Bool(), scheduling_name);
 
 }  // namespace
 }  // namespace pagoda::testing

@@ -84,22 +84,30 @@ struct Collected {
   int num_finals = 0;
 };
 
+// Adds one delta to what its request has produced so far.
+inline void merge_delta(std::map<RequestId, Collected>& acc, const RequestOutput& d) {
+  Collected& c = acc[d.id];
+  EXPECT_EQ(c.num_finals, 0) << d.id << ": output after the final one";
+  c.text += d.text;
+  c.token_ids.insert(c.token_ids.end(), d.token_ids.begin(), d.token_ids.end());
+  if (d.finished) {
+    ++c.num_finals;
+    c.reason = d.finish_reason;
+    c.stop_reason = d.stop_reason;
+  }
+}
+
 // Steps the core until it is idle, merging every delta per request.
 inline std::map<RequestId, Collected> drain(EngineCore& core, std::map<RequestId, Collected> acc = {}) {
   while (core.has_unfinished_requests()) {
-    for (const RequestOutput& d : core.step()) {
-      Collected& c = acc[d.id];
-      EXPECT_EQ(c.num_finals, 0) << d.id << ": output after the final one";
-      c.text += d.text;
-      c.token_ids.insert(c.token_ids.end(), d.token_ids.begin(), d.token_ids.end());
-      if (d.finished) {
-        ++c.num_finals;
-        c.reason = d.finish_reason;
-        c.stop_reason = d.stop_reason;
-      }
-    }
+    for (const RequestOutput& d : core.step()) merge_delta(acc, d);
   }
   return acc;
+}
+
+// For tests run with and without async scheduling (TEST_P over a bool).
+inline std::string scheduling_name(const ::testing::TestParamInfo<bool>& info) {
+  return info.param ? "Async" : "Sync";
 }
 
 // One request alone on a fresh core.

@@ -2,7 +2,7 @@
 # What one call of the device machine runs (from the repository root there). Built here with
 # tools/device/pack.sh, which puts the binaries and the shared libraries the device image
 # lacks into .dev/ (git-ignored; named in the call's `carry`). Usage on the device:
-#   tools/device/run.sh verify|tests|ops|engine|logits|bench|all|profile|kernels|attention|pdl|ab|ncu
+#   tools/device/run.sh verify|tests|ops|engine|logits|bench|all|profile|kernels|attention|pdl|ab|ncu|async
 # verify: what one call should run (about 460 s on the H200, under the 600 s a call may take),
 # most important first in case it is cut short: ops, compute-sanitizer over the tests of the
 # graph memory, the prefetch and the split attention, bench, an A/B of the opt-in decode
@@ -64,10 +64,10 @@ if [[ $what == tests || $what == all || $what == engine ]]; then
   PYTHONUNBUFFERED=1 python3 tools/cuda_vs_transformers.py --pagoda .dev/bin/pagoda --out "$out" \
     --engine-model --tokenizer .dev/tok 2>&1 | tee "$out/greedy.log" | tail -8
   PAGODA_TEST_MODEL=/tmp/pagoda_ckpt/engine_model PAGODA_TEST_DEVICE=cuda .dev/bin/pagoda_tests \
-    --gtest_filter='EngineBatchInvariance*:EnginePreemption*:EngineAbortStorm*:ParallelSampling*:DecodeGraphs*:DeviceLogprobs*' 2>&1 |
+    --gtest_filter='*EngineBatchInvariance*:*EnginePreemption*:*EngineAbortStorm*:*EngineAsyncScheduling*:ParallelSampling*:DecodeGraphs*:DeviceLogprobs*' 2>&1 |
     tee "$out/engine_gpu_tests.log" | tail -15
   PAGODA_BATCH_INVARIANT=1 PAGODA_TEST_MODEL=/tmp/pagoda_ckpt/engine_model PAGODA_TEST_DEVICE=cuda \
-    .dev/bin/pagoda_tests --gtest_filter='EngineBatchInvariance*' 2>&1 | tee "$out/engine_gpu_invariant.log" | tail -6
+    .dev/bin/pagoda_tests --gtest_filter='*EngineBatchInvariance*' 2>&1 | tee "$out/engine_gpu_invariant.log" | tail -6
 fi
 if [[ $what == logits ]]; then
   PYTHONUNBUFFERED=1 python3 tools/cuda_vs_transformers.py --pagoda .dev/bin/pagoda --out "$out" \
@@ -125,6 +125,37 @@ print('$name: throughput %.0f output tok/s' % t['output_tokens_per_second'])"
     for bin in ${AB_BINARIES:-}; do thr "$bin" "$bin"; done
     thr new pagoda
   fi
+fi
+if [[ $what == async ]]; then
+  # (after bench, which keeps the checkpoint) Async scheduling against synchronous steps, same
+  # binary, and the base build (pack.sh's PAGODA_BASE_BIN) beside them: batch-1 decode, then
+  # throughput at ASYNC_LENS max-model-len (the block tables a decode graph uploads grow with it).
+  ckpt=/tmp/pagoda_ckpt/llama31_8b
+  run() {  # name, binary, extra flags...
+    local name=$1 bin=$2; shift 2
+    [ -x .dev/bin/$bin ] || return 0
+    .dev/bin/$bin bench latency $ckpt --device cuda --input-len 1024 --output-len 128 --num-iters 3 "$@" \
+      --output-json "$out/async_latency_$name.json" > /dev/null 2> "$out/async_latency_$name.err" &&
+      python3 -c "import json; l=json.load(open('$out/async_latency_$name.json'));
+print('$name: decode %.3f ms/token prefill %.1f ms' % (l['decode_ms_per_step'], 1000*l['prefill_seconds']))" ||
+      tail -3 "$out/async_latency_$name.err"
+  }
+  thr() {  # name, max-model-len, binary, extra flags...
+    local name=$1 len=$2 bin=$3; shift 3
+    [ -x .dev/bin/$bin ] || return 0
+    .dev/bin/$bin bench throughput $ckpt --device cuda --input-len 128 --output-len 128 --num-prompts 1000 \
+      --max-num-seqs 256 --max-num-batched-tokens 8192 --max-model-len $len "$@" \
+      --output-json "$out/async_throughput_${name}_$len.json" > /dev/null 2> "$out/async_throughput_${name}_$len.err" &&
+      python3 -c "import json; t=json.load(open('$out/async_throughput_${name}_$len.json'));
+print('$name max-model-len $len: %.0f output tok/s' % t['output_tokens_per_second'], t.get('time_breakdown', ''))" ||
+      tail -3 "$out/async_throughput_${name}_$len.err"
+  }
+  for round in 1 2; do
+    run base_$round pagoda_base; run sync_$round pagoda --no-async-scheduling; run async_$round pagoda --async-scheduling
+  done
+  for len in ${ASYNC_LENS:-256 131072}; do
+    thr base $len pagoda_base; thr sync $len pagoda --no-async-scheduling; thr async $len pagoda --async-scheduling
+  done
 fi
 if [[ $what == profile ]]; then
   ckpt=/tmp/pagoda_ckpt/llama31_8b

@@ -5,6 +5,7 @@
 #include <cuda_profiler_api.h>
 
 #include <algorithm>
+#include <array>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -89,7 +90,13 @@ class CudaBackend final : public Backend {
           "cudaMemsetAsync (split counters)");
   }
 
-  ~CudaBackend() override { cudaStreamSynchronize(stream_); }
+  ~CudaBackend() override {
+    cudaStreamSynchronize(stream_);
+    for (AheadSlot& a : ahead_) {
+      if (a.pinned != nullptr) cudaFreeHost(a.pinned);
+      if (a.done != nullptr) cudaEventDestroy(a.done);
+    }
+  }
 
   [[nodiscard]] std::string name() const override { return name_; }
 
@@ -173,11 +180,10 @@ class CudaBackend final : public Backend {
 
   [[nodiscard]] bool can_sample() const override { return true; }
 
-  void sample(const Tensor& logits, std::span<const SampleRowSpec> rows, std::span<const LogitEdit> edits,
-              int32_t* ids, DeviceLogprobs* logprobs) override {
-    forget_bf16_copy();
-    require_f32(logits, "sample", "the logits");
-    if (rows.empty()) return;
+  // sample()'s validation and kernels, ids written to dev_ids (the rows' logprobs, when
+  // logprobs_out, to logprobs_out_).
+  void queue_sampling(const Tensor& logits, std::span<const SampleRowSpec> rows, std::span<const LogitEdit> edits,
+                      bool logprobs_out, int32_t* dev_ids) {
     const int64_t num_logit_rows = logits.ndim() == 0 ? 0 : logits.dim(0);
     const int64_t vocab = logits.row_numel();
     args_.clear();
@@ -194,7 +200,7 @@ class CudaBackend final : public Backend {
         if (r.num_logprobs > kMaxDeviceLogprobs) {
           fail("sample: ", r.num_logprobs, " top logprobs asked of the device, which gives at most ", kMaxDeviceLogprobs);
         }
-        if (logprobs == nullptr) fail("sample: a row asks for logprobs, but there is nowhere to put them");
+        if (!logprobs_out) fail("sample: a row asks for logprobs, but there is nowhere to put them");
         logprob_args_.push_back({r.logit_row, static_cast<int32_t>(args_.size()), r.num_logprobs});
       }
       args_.push_back({r.logit_row, r.greedy, r.temperature, r.top_k, r.top_p, r.min_p, r.uniform, r.edits_begin,
@@ -207,7 +213,6 @@ class CudaBackend final : public Backend {
     }
     const auto n = static_cast<int64_t>(rows.size());
     const auto num_logprobs = static_cast<int64_t>(logprob_args_.size());
-    if (sampled_ids_.empty() || sampled_ids_.numel() < n) sampled_ids_ = scratch(DType::I32, {n});
     const auto parts_bytes = static_cast<int64_t>(cuda::sample_parts_bytes(static_cast<int>(n)));
     if (sample_parts_.empty() || sample_parts_.nbytes() < static_cast<size_t>(parts_bytes)) {
       sample_parts_ = scratch(DType::I32, {parts_bytes / 4});
@@ -235,13 +240,26 @@ class CudaBackend final : public Backend {
                           mirror_.get(edits.data(), edits.size()), stream_);
       }
       cuda::sample(logits.data<float>(), logits.row_numel(), dev_rows, static_cast<int>(n), any_cut_offs,
-                   sample_parts_.raw(), sampled_ids_.data<int32_t>(), stream_);
+                   sample_parts_.raw(), dev_ids, stream_);
       if (num_logprobs > 0) {
         cuda::raw_logprobs(raw_logits_.data<float>(), vocab, dev_logprob_rows, static_cast<int>(num_logprobs),
-                           sampled_ids_.data<int32_t>(), reinterpret_cast<DeviceLogprobs*>(logprobs_out_.raw()),
+                           dev_ids, reinterpret_cast<DeviceLogprobs*>(logprobs_out_.raw()),
                            stream_);
       }
     }
+  }
+
+  void sample(const Tensor& logits, std::span<const SampleRowSpec> rows, std::span<const LogitEdit> edits,
+              int32_t* ids, DeviceLogprobs* logprobs) override {
+    forget_bf16_copy();
+    require_f32(logits, "sample", "the logits");
+    if (rows.empty()) return;
+    const auto n = static_cast<int64_t>(rows.size());
+    if (sampled_ids_.empty() || sampled_ids_.numel() < n) sampled_ids_ = scratch(DType::I32, {n});
+    queue_sampling(logits, rows, edits, logprobs != nullptr, sampled_ids_.data<int32_t>());
+    const int64_t vocab = logits.row_numel();
+    const auto num_logprobs = static_cast<int64_t>(logprob_args_.size());
+    const auto logprobs_bytes = static_cast<int64_t>(num_logprobs * sizeof(DeviceLogprobs));
     check(cudaMemcpyAsync(ids, sampled_ids_.raw(), static_cast<size_t>(n) * sizeof(int32_t),
                           cudaMemcpyDeviceToHost, stream_),
           "cudaMemcpyAsync (sampled ids)");
@@ -264,6 +282,48 @@ class CudaBackend final : public Backend {
               "cudaMemcpyAsync (raw logits back)");
       }
     }
+  }
+
+  [[nodiscard]] bool can_sample_async() const override { return true; }
+
+  // The ids go to ahead_ids_, whose address never changes (graphs read the placeholders
+  // there), and from it to a pinned slot that collect_sampled reads once its event passed.
+  void sample_async(const Tensor& logits, std::span<const SampleRowSpec> rows,
+                    std::span<const LogitEdit> edits) override {
+    forget_bf16_copy();
+    require_f32(logits, "sample_async", "the logits");
+    if (ahead_pending_ >= kAheadSlots) fail("sample_async: ", kAheadSlots, " samplings already wait to be collected");
+    const auto n = static_cast<int64_t>(rows.size());
+    if (n > kMaxAheadRows) fail("sample_async: ", n, " rows, more than the ", kMaxAheadRows, " it can hold");
+    for (const SampleRowSpec& r : rows) {
+      if (r.num_logprobs >= 0) fail("sample_async: a row asks for logprobs, which only sample() gives");
+    }
+    if (n > 0) queue_sampling(logits, rows, edits, false, ahead_ids_.data<int32_t>());
+    const int slot = (ahead_next_ + ahead_pending_) % kAheadSlots;
+    AheadSlot& a = ahead_[static_cast<size_t>(slot)];
+    if (a.pinned == nullptr) {
+      check(cudaMallocHost(&a.pinned, kMaxAheadRows * sizeof(int32_t)), "cudaMallocHost (sampled ids)");
+      check(cudaEventCreateWithFlags(&a.done, cudaEventDisableTiming), "cudaEventCreate (sampled ids)");
+    }
+    if (n > 0) {
+      check(cudaMemcpyAsync(a.pinned, ahead_ids_.raw(), static_cast<size_t>(n) * sizeof(int32_t), cudaMemcpyDeviceToHost,
+                            stream_),
+            "cudaMemcpyAsync (sampled ids)");
+    }
+    check(cudaEventRecord(a.done, stream_), "cudaEventRecord (sampled ids)");
+    a.rows = n;
+    ++ahead_pending_;
+    ahead_rows_ = n;  // the placeholders embedding() may be given now
+  }
+
+  void collect_sampled(int32_t* ids) override {
+    if (ahead_pending_ == 0) fail("collect_sampled: nothing was sampled ahead");
+    AheadSlot& a = ahead_[static_cast<size_t>(ahead_next_)];
+    check(cudaEventSynchronize(a.done), "the step's kernels");
+    profile_.collect();
+    std::memcpy(ids, a.pinned, static_cast<size_t>(a.rows) * sizeof(int32_t));
+    ahead_next_ = (ahead_next_ + 1) % kAheadSlots;
+    --ahead_pending_;
   }
 
   // Decode graphs are on (verified on the H200: DecodeGraphs.* and the engine tests);
@@ -376,12 +436,13 @@ class CudaBackend final : public Backend {
   void embedding(const Tensor& table, const int32_t* ids, int n, Tensor& out) override {
     const OpProfile::Scope profile_scope(profile_, "embedding");
     forget_bf16_copy();
-    const int64_t dim = embedding_dim(table, ids, n, out);
+    const int64_t dim = embedding_dim(table, ids, n, out, static_cast<int>(ahead_rows_));
     const int32_t* dev_ids = mirror_.get(ids, static_cast<size_t>(n));
+    const Ahead ahead{ahead_ids_.data<int32_t>(), static_cast<int32_t>(kMaxAheadRows)};
     if (table.dtype() == DType::BF16) {
-      embedding_bf16(table.data<__nv_bfloat16>(), dev_ids, n, dim, out.data<float>(), stream_);
+      embedding_bf16(table.data<__nv_bfloat16>(), dev_ids, ahead, n, dim, out.data<float>(), stream_);
     } else if (table.dtype() == DType::F32) {
-      embedding_f32(table.data<float>(), dev_ids, n, dim, out.data<float>(), stream_);
+      embedding_f32(table.data<float>(), dev_ids, ahead, n, dim, out.data<float>(), stream_);
     } else {
       fail("embedding (CUDA): table must be BF16 or F32 (upload() it), not ", dtype_name(table.dtype()));
     }
@@ -881,6 +942,20 @@ class CudaBackend final : public Backend {
   bool capturing_ = false;                // between begin_capture and end or abort
   std::vector<Tensor> held_for_graphs_;   // earlier bf16_ buffers graphs still write
   Tensor sampled_ids_;               // sample()'s device output; grows, never shrinks
+  // sample_async's ids on the device (fixed: graphs read placeholders there) and the pinned
+  // slots they are copied to for collect_sampled, the oldest at ahead_next_.
+  static constexpr int64_t kMaxAheadRows = 65536;
+  static constexpr int kAheadSlots = 2;
+  struct AheadSlot {
+    int32_t* pinned = nullptr;
+    cudaEvent_t done = nullptr;
+    int64_t rows = 0;
+  };
+  Tensor ahead_ids_ = outside_pool(DType::I32, {kMaxAheadRows});
+  std::array<AheadSlot, kAheadSlots> ahead_{};
+  int ahead_next_ = 0;
+  int ahead_pending_ = 0;
+  int64_t ahead_rows_ = 0;  // rows of the last sample_async
   Tensor sample_parts_;              // sample()'s per-part maxima and masses; grows likewise
   std::vector<SampleRowArgs> args_;  // sample()'s rows, reused across steps
   std::vector<cuda::LogprobsRowArgs> logprob_args_;  // sample()'s rows with logprobs

@@ -112,10 +112,17 @@ void split_rope_write_kv(const float* qkv, int64_t tokens, const QkvLayout& layo
                          const float* inv_freq, const float* q_norm, const float* k_norm, float eps, float* q_out,
                          void* k_cache, void* v_cache, bool bf16, const int64_t* slot_mapping, cudaStream_t stream);
 
+// Ids sampled ahead on the device (Backend::sample_async): a negative id -(r + 1) in an
+// embedding's ids stands for ids[r] here (one handed back, -1, reads as 0).
+struct Ahead {
+  const int32_t* ids = nullptr;
+  int32_t capacity = 0;
+};
+
 // out[i] = table[ids[i]] as F32 (embedding.cu). table rows are dim BF16 or F32 values.
-void embedding_bf16(const __nv_bfloat16* table, const int32_t* ids, int n, int64_t dim, float* out,
+void embedding_bf16(const __nv_bfloat16* table, const int32_t* ids, Ahead ahead, int n, int64_t dim, float* out,
                     cudaStream_t stream);
-void embedding_f32(const float* table, const int32_t* ids, int n, int64_t dim, float* out,
+void embedding_f32(const float* table, const int32_t* ids, Ahead ahead, int n, int64_t dim, float* out,
                    cudaStream_t stream);
 
 // The paged KV cache (attention.cu); caches are [num_blocks, block_size, kv_heads, head_dim],

@@ -183,7 +183,7 @@ if [[ $what == ncu ]]; then
   PAGODA_PROFILE_REPLAY=100 timeout 240 "$ncu" --profile-from-start off --graph-profiling node --clock-control none \
     --cache-control none --metrics gpu__time_duration.sum --csv --page raw --print-units base \
     .dev/bin/pagoda bench latency $ckpt --device cuda --input-len "${NCU_INPUT:-1024}" --output-len 64 --num-iters 1 \
-    --batch-size "${NCU_BATCH:-1}" > "$out/ncu_step.csv" 2> "$out/ncu_step.err"
+    --batch-size "${NCU_BATCH:-1}" --max-num-seqs "${NCU_BATCH:-1}" > "$out/ncu_step.csv" 2> "$out/ncu_step.err"
   tail -3 "$out/ncu_step.err"
   python3 tools/device/ncu_step.py "$out/ncu_step.csv" | tee "$out/ncu_step.txt" | head -40
 fi

@@ -23,6 +23,7 @@
 // Prefill chunks go to the tensor cores instead where they can (attention_prefill.cu).
 #include <algorithm>
 #include <cmath>
+#include <type_traits>
 
 #include "backend/cuda/cuda_check.h"
 #include "backend/cuda/head_rope.cuh"
@@ -41,6 +42,18 @@ __device__ __forceinline__ float to_float(float x) { return x; }
 __device__ __forceinline__ float to_float(__nv_bfloat16 x) { return __bfloat162float(x); }
 __device__ __forceinline__ void store(float* p, float x) { *p = x; }
 __device__ __forceinline__ void store(__nv_bfloat16* p, float x) { *p = __float2bfloat16_rn(x); }
+
+// Two adjacent BF16 values of a shared-memory row (4-byte aligned: smem_stride), as floats.
+__device__ __forceinline__ float2 load_pair(const __nv_bfloat16* p) {
+  return __bfloat1622float2(*reinterpret_cast<const __nv_bfloat162*>(p));
+}
+
+// The head dimension of a lane's j-th accumulator: j * 32 + lane, or, read in pairs, the pair
+// at 2 * lane in the j / 2-th 64 dimensions (lanes read consecutive words of a row).
+template <bool kPairs>
+__device__ __forceinline__ int dim_of(int j, int lane) {
+  return kPairs ? (j / 2) * 64 + 2 * lane + j % 2 : j * 32 + lane;
+}
 
 template <class KvT>
 __global__ void write_kv_kernel(const float* k, const float* v, KvT* k_cache, KvT* v_cache,
@@ -124,6 +137,8 @@ __global__ void __launch_bounds__(kMaxRowsPerBlock * 32)
                      QkvSource source) {
   constexpr int kHeadDim = kPerLane * 32;
   constexpr int kStride = smem_stride<KvT>(kHeadDim);
+  // BF16 rows are read two values at a time; a lane's values are then dim_of(j, lane).
+  constexpr bool kPairs = std::is_same_v<KvT, __nv_bfloat16> && kPerLane % 2 == 0;
   extern __shared__ __align__(16) unsigned char smem_raw[];
   KvT* k_s = reinterpret_cast<KvT*>(smem_raw);
   KvT* v_s = k_s + kChunk * kStride;
@@ -249,8 +264,16 @@ __global__ void __launch_bounds__(kMaxRowsPerBlock * 32)
       float dot[4] = {};  // four chains in flight; a fixed order, so the same bits every time
 #pragma unroll
       for (int d = 0; d < kHeadDim; d += 4) {
+        if constexpr (kPairs) {  // the same products in the same chains, half the loads
+          const float2 k01 = load_pair(k_row + d), k23 = load_pair(k_row + d + 2);
+          dot[0] = fmaf(q_row[d], k01.x, dot[0]);
+          dot[1] = fmaf(q_row[d + 1], k01.y, dot[1]);
+          dot[2] = fmaf(q_row[d + 2], k23.x, dot[2]);
+          dot[3] = fmaf(q_row[d + 3], k23.y, dot[3]);
+        } else {
 #pragma unroll
-        for (int u = 0; u < 4; ++u) dot[u] = fmaf(q_row[d + u], to_float(k_row[d + u]), dot[u]);
+          for (int u = 0; u < 4; ++u) dot[u] = fmaf(q_row[d + u], to_float(k_row[d + u]), dot[u]);
+        }
       }
       score = ((dot[0] + dot[1]) + (dot[2] + dot[3])) * a.scale;
       if (a.softcap > 0.0f) score = a.softcap * tanhf(score / a.softcap);
@@ -270,8 +293,17 @@ __global__ void __launch_bounds__(kMaxRowsPerBlock * 32)
     for (int i = 0; i < kChunk; ++i) {
       const float w = __shfl_sync(0xffffffffu, weight, i);
       const KvT* v_row = v_s + i * kStride;
+      if constexpr (kPairs) {
 #pragma unroll
-      for (int j = 0; j < kPerLane; ++j) acc[j] = fmaf(w, to_float(v_row[j * 32 + lane]), acc[j]);
+        for (int j = 0; j < kPerLane; j += 2) {
+          const float2 v = load_pair(v_row + dim_of<kPairs>(j, lane));
+          acc[j] = fmaf(w, v.x, acc[j]);
+          acc[j + 1] = fmaf(w, v.y, acc[j + 1]);
+        }
+      } else {
+#pragma unroll
+        for (int j = 0; j < kPerLane; ++j) acc[j] = fmaf(w, to_float(v_row[j * 32 + lane]), acc[j]);
+      }
     }
     running_max = new_max;
   }
@@ -284,7 +316,7 @@ __global__ void __launch_bounds__(kMaxRowsPerBlock * 32)
         slot[1] = denom;
       }
 #pragma unroll
-      for (int j = 0; j < kPerLane; ++j) slot[2 + j * 32 + lane] = acc[j];
+      for (int j = 0; j < kPerLane; ++j) slot[2 + dim_of<kPairs>(j, lane)] = acc[j];
     }
     if (counters == nullptr) return;  // combine_splits_kernel combines
     // Publish this split's partials, then count it; the split that counts last reads them all.
@@ -311,8 +343,9 @@ __global__ void __launch_bounds__(kMaxRowsPerBlock * 32)
 #pragma unroll
   for (int j = 0; j < kPerLane; ++j) {
     const float v = acc[j] * inv;
-    a.out[orow + j * 32 + lane] = v;
-    if (a.out_bf16 != nullptr) a.out_bf16[orow + j * 32 + lane] = __float2bfloat16_rn(v);
+    const int d = dim_of<kPairs>(j, lane);
+    a.out[orow + d] = v;
+    if (a.out_bf16 != nullptr) a.out_bf16[orow + d] = __float2bfloat16_rn(v);
   }
 }
 

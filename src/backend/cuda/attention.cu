@@ -7,8 +7,8 @@
 // loaded once into shared memory for every row of the block, so under GQA each K/V row is
 // read from memory once per tile instead of once per query head. Within a chunk, lane l
 // scores key l against its row's query, the warp takes one max and one sum per chunk
-// (online softmax), and every lane accumulates its head dimensions l, l + 32, ... over the
-// chunk's values.
+// (online softmax), and every lane accumulates its share of the head dimensions over the
+// chunk's values (dim_of: from BF16 caches two adjacent ones at a time).
 //
 // Chunks sit at absolute key positions (multiples of 32), and a row skips chunks in which
 // none of its keys are visible, so a row's result does not depend on which tile it shares

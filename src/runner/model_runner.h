@@ -60,11 +60,11 @@ class ModelRunner {
   // Throws Error when the diff contradicts the runner's state. execute = launch + collect.
   [[nodiscard]] RunnerOutput execute(const SchedulerOutput& out, const RunnerSetupFn& setup);
   // Async scheduling: launch queues a step and returns; collect returns the oldest launched
-  // step's output. A step whose rows can all be sampled ahead (device_can_sample_ahead, on a
-  // backend that can_sample_async), launched with may_sample_ahead, leaves its ids on the device: its rows' next tokens are
-  // placeholders, which the step after it reads there, and collect fills them in. Any other
-  // step is sampled (so waited for) within launch. At most two steps may be in flight, and
-  // the older must be collected before a third is launched.
+  // step's output. A step launched with may_sample_ahead whose rows can all be sampled ahead
+  // (device_can_sample_ahead, on a backend that can_sample_async) leaves its ids on the
+  // device: its rows' next tokens are placeholders, which the step after it reads there, and
+  // collect fills them in. Any other step is sampled (so waited for) within launch. At most
+  // two steps may be in flight, and the older must be collected before a third is launched.
   void launch(const SchedulerOutput& out, const RunnerSetupFn& setup, bool may_sample_ahead = false);
   [[nodiscard]] RunnerOutput collect();
   [[nodiscard]] int num_in_flight() const { return static_cast<int>(in_flight_.size()); }

@@ -161,18 +161,19 @@ void ModelRunner::launch(const SchedulerOutput& out, const RunnerSetupFn& setup,
   times_.sample_s += seconds_since(t);
 }
 
+SampleRowSpec ModelRunner::row_spec(size_t logit_row, State& st) {
+  const std::span<const int32_t> all(st.token_ids);
+  const RowHistory history{all.first(static_cast<size_t>(st.num_prompt_tokens)),
+                           all.subspan(static_cast<size_t>(st.num_prompt_tokens))};
+  return device_sample_spec(static_cast<int32_t>(logit_row), st.params, history,
+                            static_cast<size_t>(model_.spec().vocab_size), st.rng, edit_scratch_, edits_);
+}
+
 void ModelRunner::sample_ahead(const Tensor& logits, const std::vector<State*>& samplers,
                                const std::vector<const RequestId*>& sampler_ids, InFlight& step) {
   std::vector<SampleRowSpec> specs;
   edits_.clear();
-  const size_t vocab = static_cast<size_t>(model_.spec().vocab_size);
-  for (size_t i = 0; i < samplers.size(); ++i) {
-    State& st = *samplers[i];
-    const std::span<const int32_t> all(st.token_ids);
-    const RowHistory history{all.first(static_cast<size_t>(st.num_prompt_tokens)),
-                             all.subspan(static_cast<size_t>(st.num_prompt_tokens))};
-    specs.push_back(device_sample_spec(static_cast<int32_t>(i), st.params, history, vocab, st.rng, edit_scratch_, edits_));
-  }
+  for (size_t i = 0; i < samplers.size(); ++i) specs.push_back(row_spec(i, *samplers[i]));
   backend_.sample_async(logits, specs, edits_);
   step.on_device = true;
   for (size_t i = 0; i < samplers.size(); ++i) {
@@ -268,16 +269,12 @@ void ModelRunner::sample_on_device(const Tensor& logits, const std::vector<State
   std::vector<size_t> rows;  // sampler index of each spec
   std::vector<Rng> rng_before;
   edits_.clear();
-  const size_t vocab = static_cast<size_t>(model_.spec().vocab_size);
   for (size_t i = 0; i < samplers.size(); ++i) {
     State& st = *samplers[i];
     if (!device_can_sample(st.params)) continue;
     rows.push_back(i);
     rng_before.push_back(st.rng);
-    const std::span<const int32_t> all(st.token_ids);
-    const RowHistory history{all.first(static_cast<size_t>(st.num_prompt_tokens)),
-                             all.subspan(static_cast<size_t>(st.num_prompt_tokens))};
-    specs.push_back(device_sample_spec(static_cast<int32_t>(i), st.params, history, vocab, st.rng, edit_scratch_, edits_));
+    specs.push_back(row_spec(i, st));
   }
   if (specs.empty()) return;
   std::vector<int32_t> ids(specs.size());

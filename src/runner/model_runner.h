@@ -111,6 +111,8 @@ class ModelRunner {
   void sample_now(const Tensor& logits, size_t num_logit_rows, const std::vector<State*>& samplers,
                   const std::vector<const RequestId*>& sampler_ids, const std::vector<PromptRows>& prompt_rows,
                   RunnerOutput& result);
+  // The device sampler's spec of a state's row (its edits appended to edits_; draws from its rng).
+  SampleRowSpec row_spec(size_t logit_row, State& st);
   // Samples ahead (async): the ids stay on the device, the states get placeholders.
   void sample_ahead(const Tensor& logits, const std::vector<State*>& samplers,
                     const std::vector<const RequestId*>& sampler_ids, InFlight& step);

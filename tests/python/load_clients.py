@@ -4,6 +4,7 @@ its connection at any point, and small helpers for /metrics and the server's thr
 import asyncio
 import json
 import pathlib
+import time
 import urllib.parse
 import urllib.request
 
@@ -70,3 +71,47 @@ def thread_count(pid):
         if line.startswith("Threads:"):
             return int(line.split()[1])
     raise AssertionError("no Threads line")
+
+
+def wait_idle(base_url, timeout_s=10):
+    """Polls /metrics until nothing runs, waits or holds KV blocks; returns the last scrape and
+    that (running, waiting, KV usage) state."""
+    deadline = time.monotonic() + timeout_s
+    while True:
+        m = metrics(base_url)
+        state = (value(m, "pagoda:num_requests_running"), value(m, "pagoda:num_requests_waiting"),
+                 value(m, "pagoda:kv_cache_usage_perc"))
+        if state == (0, 0, 0) or time.monotonic() > deadline:
+            return m, state
+        time.sleep(0.1)
+
+
+def hang_up_storm(base_url, body, plan, concurrency):
+    """Opens one stream of /v1/completions with body per (chunks to read, RST?) in plan, at most
+    concurrency at once, reads that many chunks and hangs up (RST or FIN); returns how many
+    streams produced a chunk before being cut."""
+    got_chunks = 0
+
+    async def one(limit, cut_after, reset):
+        nonlocal got_chunks
+        async with limit:
+            reader, writer, status = await open_stream(base_url, "/v1/completions", body)
+            assert status == 200
+            seen = 0
+            if cut_after > 0:
+                async for _ in read_events(reader):
+                    seen += 1
+                    if seen == cut_after:
+                        break
+            got_chunks += seen > 0
+            if reset:
+                writer.transport.abort()  # RST
+            else:
+                writer.close()  # FIN
+
+    async def storm():
+        limit = asyncio.Semaphore(concurrency)
+        await asyncio.gather(*(one(limit, k, r) for k, r in plan))
+
+    asyncio.run(storm())
+    return got_chunks

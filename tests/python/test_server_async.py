@@ -3,17 +3,15 @@ off by default) through the official openai client: every answer equals the sync
 server's (the shared fixture) for the same requests sent concurrently, streamed or not, greedy,
 seeded, n > 1, stop strings, logprobs; and a storm of clients hanging up mid-stream leaves no
 request or KV block behind."""
-import asyncio
 import random
 from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
-from load_clients import open_stream, read_events
+from load_clients import hang_up_storm, wait_idle
 
 openai = pytest.importorskip("openai")
 start_pagoda_server = pytest.importorskip("server_fixture").start_pagoda_server
-wait_idle = pytest.importorskip("test_server_load").wait_idle
 
 REQUESTS = [
     {"prompt": "The capital of France is", "max_tokens": 16, "temperature": 0},
@@ -67,27 +65,6 @@ def test_async_server_disconnect_storm_leaves_nothing_behind(async_server):
     base = async_server.base_url
     rng = random.Random(9)
     plan = [(rng.randint(0, 4), rng.random() < 0.5) for _ in range(200)]  # (chunks to read, RST?)
-
-    async def one(limit, cut_after, reset):
-        async with limit:
-            body = {"prompt": "Hi", "max_tokens": 32, "ignore_eos": True, "stream": True}
-            reader, writer, status = await open_stream(base, "/v1/completions", body)
-            assert status == 200
-            seen = 0
-            if cut_after > 0:
-                async for _ in read_events(reader):
-                    seen += 1
-                    if seen == cut_after:
-                        break
-            if reset:
-                writer.transport.abort()
-            else:
-                writer.close()
-
-    async def storm():
-        limit = asyncio.Semaphore(64)
-        await asyncio.gather(*(one(limit, k, r) for k, r in plan))
-
-    asyncio.run(storm())
+    hang_up_storm(base, {"prompt": "Hi", "max_tokens": 32, "ignore_eos": True, "stream": True}, plan, concurrency=64)
     _, state = wait_idle(base, timeout_s=30)
     assert state == (0, 0, 0), f"running, waiting, KV usage after the storm: {state}"

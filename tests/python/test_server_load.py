@@ -11,7 +11,7 @@ import urllib.request
 
 import pytest
 
-from load_clients import metrics, open_stream, read_events, thread_count, value
+from load_clients import hang_up_storm, metrics, open_stream, read_events, thread_count, value, wait_idle
 
 # The `pagoda serve` fixture comes with the OpenAI server (tests/python/server_fixture.py).
 start_pagoda_server = pytest.importorskip("server_fixture").start_pagoda_server
@@ -44,18 +44,6 @@ def completion(base_url, max_tokens):
         return json.loads(r.read())
 
 
-def wait_idle(base_url, timeout_s=10):
-    """Polls /metrics until nothing runs, waits or holds KV blocks; returns the last scrape."""
-    deadline = time.monotonic() + timeout_s
-    while True:
-        m = metrics(base_url)
-        state = (value(m, "pagoda:num_requests_running"), value(m, "pagoda:num_requests_waiting"),
-                 value(m, "pagoda:kv_cache_usage_perc"))
-        if state == (0, 0, 0) or time.monotonic() > deadline:
-            return m, state
-        time.sleep(0.1)
-
-
 def test_disconnect_storm_leaves_nothing_behind(pagoda_server):
     base = pagoda_server.base_url
     _, before_state = wait_idle(base)
@@ -63,31 +51,8 @@ def test_disconnect_storm_leaves_nothing_behind(pagoda_server):
     aborts_before = value(metrics(base), "pagoda:request_success_total", finished_reason="abort")
     rng = random.Random(5)
     plan = [(rng.randint(0, 5), rng.random() < 0.5) for _ in range(1000)]  # (chunks to read, RST?)
-    got_chunks = 0
-
-    async def one(limit, cut_after, reset):
-        nonlocal got_chunks
-        async with limit:
-            body = {"prompt": PROMPT, "max_tokens": 64, "ignore_eos": True, "stream": True}
-            reader, writer, status = await open_stream(base, "/v1/completions", body)
-            assert status == 200
-            seen = 0
-            if cut_after > 0:
-                async for _ in read_events(reader):
-                    seen += 1
-                    if seen == cut_after:
-                        break
-            got_chunks += seen > 0
-            if reset:
-                writer.transport.abort()  # RST
-            else:
-                writer.close()  # FIN
-
-    async def storm():
-        limit = asyncio.Semaphore(200)
-        await asyncio.gather(*(one(limit, k, r) for k, r in plan))
-
-    asyncio.run(storm())
+    body = {"prompt": PROMPT, "max_tokens": 64, "ignore_eos": True, "stream": True}
+    got_chunks = hang_up_storm(base, body, plan, concurrency=200)
     m, state = wait_idle(base, timeout_s=15)
     assert state == (0, 0, 0), f"running, waiting, KV usage after the storm: {state}"
     # Every request that produced a chunk was cut before its 64 tokens: it ended as an abort.

@@ -2,7 +2,7 @@
 # What one call of the device machine runs (from the repository root there). Built here with
 # tools/device/pack.sh, which puts the binaries and the shared libraries the device image
 # lacks into .dev/ (git-ignored; named in the call's `carry`). Usage on the device:
-#   tools/device/run.sh verify|tests|ops|engine|logits|bench|all|profile|kernels|attention|pdl|ab|ncu|async
+#   tools/device/run.sh verify|tests|ops|engine|logits|bench|all|profile|kernels|attention|pdl|ab|ncu|async|mma
 # verify: what one call should run (about 460 s on the H200, under the 600 s a call may take),
 # most important first in case it is cut short: ops, compute-sanitizer over the tests of the
 # graph memory, the prefetch and the split attention, bench, an A/B of the opt-in decode
@@ -25,6 +25,10 @@
 # by hand) beside the base;
 # then, unless AB_THROUGHPUT=0, the throughput of the base and this one: a same-machine A/B.
 # ncu (after bench): every kernel of one decode step timed alone (tools/device/ncu_step.py).
+# mma (after bench): the decode attention's chunks on the tensor cores (the default) against
+# the CUDA cores (PAGODA_ATTENTION_MMA=0), one binary: batch-1 decode (MMA_ROUNDS rounds, 2;
+# also on the tensor cores at each PAGODA_MAX_ATTENTION_SPLITS in MMA_SPLITS), throughput, and
+# cuda_kernel_bench attention's chain both ways.
 # Writes logs and report.json under $OUT; end a call's command with tools/device/collect.sh
 # (only about eight files under $OUT come back, so it packs them into one).
 set -uo pipefail
@@ -155,6 +159,38 @@ print('$name max-model-len $len: %.0f output tok/s' % t['output_tokens_per_secon
   done
   for len in ${ASYNC_LENS:-256 131072}; do
     thr base $len pagoda_base; thr sync $len pagoda --no-async-scheduling; thr async $len pagoda --async-scheduling
+  done
+fi
+if [[ $what == mma ]]; then
+  ckpt=/tmp/pagoda_ckpt/llama31_8b
+  lat() {  # name, env...
+    local name=$1; shift
+    env "$@" .dev/bin/pagoda bench latency $ckpt --device cuda --input-len 1024 --output-len 128 --num-iters 3 \
+      --output-json "$out/mma_latency_$name.json" > /dev/null 2> "$out/mma_latency_$name.err" &&
+      python3 -c "import json; l=json.load(open('$out/mma_latency_$name.json'));
+print('$name: decode %.3f ms/token prefill %.1f ms' % (l['decode_ms_per_step'], 1000*l['prefill_seconds']))" ||
+      tail -3 "$out/mma_latency_$name.err"
+  }
+  for round in $(seq "${MMA_ROUNDS:-2}"); do
+    lat "cuda_cores_$round" PAGODA_ATTENTION_MMA=0
+    lat "tensor_cores_$round" PAGODA_ATTENTION_MMA=1
+    for splits in ${MMA_SPLITS:-}; do lat "tensor_cores_splits${splits}_$round" PAGODA_MAX_ATTENTION_SPLITS=$splits; done
+  done
+  for mma in 0 1; do
+    PAGODA_ATTENTION_MMA=$mma .dev/bin/pagoda bench throughput $ckpt --device cuda --input-len 128 --output-len 128 \
+      --num-prompts 1000 --max-num-seqs 256 --max-num-batched-tokens 8192 --max-model-len 256 \
+      --output-json "$out/mma${mma}_throughput.json" > /dev/null 2> "$out/mma${mma}_throughput.err" &&
+      python3 -c "import json; t=json.load(open('$out/mma${mma}_throughput.json'));
+print('PAGODA_ATTENTION_MMA=$mma: throughput %.0f output tok/s' % t['output_tokens_per_second'])" ||
+      tail -3 "$out/mma${mma}_throughput.err"
+  done
+  for mma in 0 1; do
+    PAGODA_ATTENTION_MMA=$mma .dev/bin/cuda_kernel_bench attention > "$out/chain_mma$mma.jsonl" 2>&1
+    python3 -c "import json
+for l in open('$out/chain_mma$mma.jsonl'):
+    if l.startswith('{'):
+        r=json.loads(l); print('mma $mma', r['stages'], 'splits', r['max_splits'], 'min_keys', r.get('min_split_keys'), 'fold', r['fold_combine'], '%.2f us/layer' % r['us_per_layer'])
+    else: print('mma $mma', l.rstrip())"
   done
 fi
 if [[ $what == profile ]]; then

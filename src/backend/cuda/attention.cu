@@ -8,7 +8,9 @@
 // read from memory once per tile instead of once per query head. Within a chunk, lane l
 // scores key l against its row's query, the warp takes one max and one sum per chunk
 // (online softmax), and every lane accumulates its share of the head dimensions over the
-// chunk's values (dim_of: from BF16 caches two adjacent ones at a time).
+// chunk's values (dim_of: from BF16 caches two adjacent ones at a time). Over BF16 caches
+// the chunk's arithmetic runs on the tensor cores instead, the block's rows as the rows of
+// mma tiles (attention_mma.cuh), and its chunks come in by cp.async two stages deep.
 //
 // Chunks sit at absolute key positions (multiples of 32), and a row skips chunks in which
 // none of its keys are visible, so a row's result does not depend on which tile it shares
@@ -20,11 +22,13 @@
 // and unnormalized sum, and the split of a (tile, head group) that finishes last combines
 // them in split order (a counter per pair says which is last), or, without counters, a
 // second kernel does: the same arithmetic, the same bits.
-// Prefill chunks go to the tensor cores instead where they can (attention_prefill.cu).
+// Prefill chunks go to the tensor-core prefill kernel where they can (attention_prefill.cu).
 #include <algorithm>
 #include <cmath>
 #include <type_traits>
 
+#include "backend/cuda/async_copy.cuh"
+#include "backend/cuda/attention_mma.cuh"
 #include "backend/cuda/cuda_check.h"
 #include "backend/cuda/head_rope.cuh"
 #include "backend/cuda/kernels.h"
@@ -74,9 +78,17 @@ __host__ __device__ constexpr int smem_stride(int head_dim) {
   return head_dim + static_cast<int>(4 / sizeof(KvT));
 }
 
-template <class KvT>
+// The chunk's rows on the tensor cores (attention_mma.cuh) are 16-byte aligned instead.
+template <class KvT, bool kMma>
+__host__ __device__ constexpr int chunk_stride(int head_dim) {
+  return kMma ? mma_stride(head_dim) : smem_stride<KvT>(head_dim);
+}
+
+// kMma double-buffers the chunks (two stages of K and V rows).
+template <class KvT, bool kMma>
 size_t smem_bytes(int head_dim, int rows) {
-  return 2 * size_t{kChunk} * smem_stride<KvT>(head_dim) * sizeof(KvT) + size_t(rows) * head_dim * sizeof(float);
+  return (kMma ? 2 : 1) * 2 * size_t{kChunk} * chunk_stride<KvT, kMma>(head_dim) * sizeof(KvT) +
+         size_t(rows) * head_dim * sizeof(float);
 }
 
 template <int kSlices, int kBatch>
@@ -131,18 +143,23 @@ __device__ void make_inputs(const QkvSource& s, int t, int h, int64_t kvh, int w
 // block's (tile, head group) to finish combines them into out.
 // kFromQkv (decode batches, decode_attention): the block makes its queries, and the new key
 // and value if its keys end with them, from source, instead of reading q and the cache.
-template <int kPerLane, class KvT, bool kFromQkv>
+// kMma (BF16 caches, mma_fits): each chunk's scores and weighted values on the tensor cores
+// (attention_mma.cuh) instead of a warp's lanes.
+template <int kPerLane, class KvT, bool kFromQkv, bool kMma>
 __global__ void __launch_bounds__(kMaxRowsPerBlock * 32)
     attention_kernel(AttentionArgs a, PagedKv kv, int num_splits, int min_split_keys, float* partial, int* counters,
                      QkvSource source) {
   constexpr int kHeadDim = kPerLane * 32;
-  constexpr int kStride = smem_stride<KvT>(kHeadDim);
+  constexpr int kStride = chunk_stride<KvT, kMma>(kHeadDim);
+  static_assert(!kMma || std::is_same_v<KvT, __nv_bfloat16>, "the tensor cores read BF16 caches");
   // BF16 rows are read two values at a time; a lane's values are then dim_of(j, lane).
   constexpr bool kPairs = std::is_same_v<KvT, __nv_bfloat16> && kPerLane % 2 == 0;
+  constexpr int kStageElems = 2 * kChunk * kStride;  // a chunk's K rows, then its V rows
+  constexpr int kStages = kMma ? 2 : 1;
   extern __shared__ __align__(16) unsigned char smem_raw[];
-  KvT* k_s = reinterpret_cast<KvT*>(smem_raw);
+  KvT* k_s = reinterpret_cast<KvT*>(smem_raw);  // stage 0
   KvT* v_s = k_s + kChunk * kStride;
-  float* q_s = reinterpret_cast<float*>(v_s + kChunk * kStride);
+  float* q_s = reinterpret_cast<float*>(k_s + kStages * kStageElems);
   pdl_launch_dependents();
   // With kFromQkv, before pdl_wait the block reads only what no kernel of this step writes:
   // the arrays the host uploaded before the step (tiles, query_start_loc, seq_lens, block
@@ -218,11 +235,38 @@ __global__ void __launch_bounds__(kMaxRowsPerBlock * 32)
       vd[0] = in.v[u].x, vd[1] = in.v[u].y, vd[2] = in.v[u].z, vd[3] = in.v[u].w;
     }
   };
-  const auto stage = [&](int c, int hi) {
+  [[maybe_unused]] const auto stage_now = [&](int c, int hi) {
     for (int i0 = static_cast<int>(threadIdx.x); i0 < kPieces; i0 += kInFlight * threads) {
       Pieces in;
       load_pieces(c, hi, i0, in);
       store_pieces(c, hi, i0, in);
+    }
+  };
+  // kMma: the same rows into stage `stage`'s 16-byte aligned rows by cp.async, which holds no
+  // registers while in flight, as one commit group: chunk c + 1 travels while chunk c is
+  // computed (wait_copies, then __syncthreads, before reading it).
+  [[maybe_unused]] const auto stage_async = [&](int c, int hi, int stage) {
+    KvT* ks = k_s + stage * kStageElems;
+    KvT* vs = ks + kChunk * kStride;
+    for (int i = static_cast<int>(threadIdx.x); i < kPieces; i += threads) {
+      const int r = i / kVecsPerRow, p = c + r, col = (i % kVecsPerRow) * kVec;
+      if (p >= hi && p < end) continue;
+      const bool valid = p < end;
+      int64_t offset = 0;
+      if (valid) {
+        const int64_t slot = static_cast<int64_t>(blocks[p / kv.block_size]) * kv.block_size + p % kv.block_size;
+        offset = (slot * kv.kv_heads + kvh) * kHeadDim + col;
+      }
+      copy16_async(smem_address(ks + r * kStride + col), k_cache + offset, valid);
+      copy16_async(smem_address(vs + r * kStride + col), v_cache + offset, valid);
+    }
+    commit_copies();
+  };
+  const auto stage = [&](int c, int hi) {
+    if constexpr (kMma) {
+      stage_async(c, hi, 0);
+    } else {
+      stage_now(c, hi);
     }
   };
   float* q_row = q_s + warp * kHeadDim;
@@ -247,9 +291,29 @@ __global__ void __launch_bounds__(kMaxRowsPerBlock * 32)
     if (begin < end) stage(begin, end);
   }
 
-  float acc[kPerLane] = {};
-  float running_max = -INFINITY, denom = 0.0f;
-  for (int c = begin; c < end; c += kChunk) {
+  [[maybe_unused]] float acc[kPerLane] = {};
+  [[maybe_unused]] float running_max = -INFINITY, denom = 0.0f;
+  // kMma: the lane's row on the tensor cores, g = lane / 4 (attention_mma.cuh), and whether it
+  // sees key p (rows past the block's, or past its tile's tokens, see none).
+  const int rows = static_cast<int>(blockDim.x) / 32;
+  const int mma_row = lane / 4, mma_tq = mma_row / a.heads_per_block, mma_pos = pos0 + mma_tq;
+  const bool mma_active = mma_row < rows && mma_tq < ntok;
+  const int mma_first = a.sliding_window > 0 ? max(0, mma_pos - a.sliding_window + 1) : 0;
+  const auto mma_visible = [&](int p) { return mma_active && p >= mma_first && p <= mma_pos && p < end; };
+  [[maybe_unused]] MmaRows<kHeadDim> mma_rows;
+  for (int c = begin, it = 0; c < end; c += kChunk, ++it) {
+    if constexpr (kMma) {
+      __shared__ MmaExchange exchange;
+      wait_copies<0>();
+      // Chunk c has landed, the q rows are made, and the stage the next chunk goes to was
+      // consumed (the chunk before this one).
+      __syncthreads();
+      if (c + kChunk < end) stage_async(c + kChunk, end, (it + 1) % 2);
+      if (it == 0) mma_rows.load_q(mma_active ? q_s + mma_row * kHeadDim : nullptr, lane);
+      const KvT* ks = k_s + (it % 2) * kStageElems;
+      mma_rows.chunk(ks, ks + kChunk * kStride, c, rows, warp, lane, a.scale, a.softcap, mma_visible, exchange);
+      continue;
+    }
     __syncthreads();  // the previous chunk is consumed (the first time: q rows and chunk staged)
     if (c != begin) {
       stage(c, end);
@@ -307,8 +371,24 @@ __global__ void __launch_bounds__(kMaxRowsPerBlock * 32)
     }
     running_max = new_max;
   }
+  // kMma: row mma_row's token and head.
+  const int mma_t = t0 + mma_tq;
+  const int mma_h = static_cast<int>(blockIdx.y) * a.heads_per_block + mma_row % a.heads_per_block;
   if (partial != nullptr) {
-    if (active) {
+    if constexpr (kMma) {
+      // Every warp holds its rows' max and sum; their output tiles are spread over the warps.
+      if (mma_active) {
+        float* slot = partial + ((static_cast<int64_t>(blockIdx.z) * a.num_tokens + mma_t) * a.num_heads + mma_h) *
+                                    (kHeadDim + 2);
+        if (warp == 0 && lane % 4 == 0) {
+          slot[0] = mma_rows.row_max * 0.6931471805599453f;  // base 2 to e: combine_dims takes expf
+          slot[1] = mma_rows.row_sum;
+        }
+        mma_rows.for_each_output(rows, warp, lane, [&](int d, float v0, float v1) {
+          *reinterpret_cast<float2*>(slot + 2 + d) = make_float2(v0, v1);
+        });
+      }
+    } else if (active) {
       float* slot =
           partial + ((static_cast<int64_t>(blockIdx.z) * a.num_tokens + t) * a.num_heads + h) * (kHeadDim + 2);
       if (lane == 0) {
@@ -335,6 +415,18 @@ __global__ void __launch_bounds__(kMaxRowsPerBlock * 32)
     constexpr int kBatch = 64 / kPerLane < 16 ? 64 / kPerLane : 16;
     combine_dims<kPerLane, kBatch>(partial, num_splits, a.num_tokens, a.num_heads, kHeadDim, t, h, 0, a.out,
                                    a.out_bf16);
+    return;
+  }
+  if constexpr (kMma) {
+    if (!mma_active) return;
+    const int64_t orow = (static_cast<int64_t>(mma_t) * a.num_heads + mma_h) * kHeadDim;
+    const float inv = 1.0f / mma_rows.row_sum;
+    mma_rows.for_each_output(rows, warp, lane, [&](int d, float v0, float v1) {
+      *reinterpret_cast<float2*>(a.out + orow + d) = make_float2(v0 * inv, v1 * inv);
+      if (a.out_bf16 != nullptr) {
+        *reinterpret_cast<__nv_bfloat162*>(a.out_bf16 + orow + d) = __floats2bfloat162_rn(v0 * inv, v1 * inv);
+      }
+    });
     return;
   }
   if (!active) return;
@@ -423,16 +515,17 @@ __global__ void combine_splits_kernel(AttentionArgs a, const float* partial, int
   }
 }
 
-template <int kPerLane, class KvT, bool kFromQkv>
+template <int kPerLane, class KvT, bool kFromQkv, bool kMma>
 void launch_attention(const AttentionArgs& a, const PagedKv& kv, const AttentionSplit& split, const QkvSource& source,
                       cudaStream_t stream) {
   const int rows = a.heads_per_block * a.tile_tokens;
   constexpr int kExtraRows = kFromQkv ? 1 : 0;  // the new key's row before its rotation
-  const size_t smem = smem_bytes<KvT>(kPerLane * 32, rows + kExtraRows);
+  const size_t smem = smem_bytes<KvT, kMma>(kPerLane * 32, rows + kExtraRows);
+  const auto kernel = attention_kernel<kPerLane, KvT, kFromQkv, kMma>;
   // F32 caches at head_dim 256 need more than the default 48 KiB; asked for once.
-  static const bool opted_in = [] {
-    check(cudaFuncSetAttribute(attention_kernel<kPerLane, KvT, kFromQkv>, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                               static_cast<int>(smem_bytes<KvT>(kPerLane * 32, kMaxRowsPerBlock + kExtraRows))),
+  static const bool opted_in = [kernel] {
+    check(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                               static_cast<int>(smem_bytes<KvT, kMma>(kPerLane * 32, kMaxRowsPerBlock + kExtraRows))),
           "cudaFuncSetAttribute (attention shared memory)");
     return true;
   }();
@@ -440,7 +533,6 @@ void launch_attention(const AttentionArgs& a, const PagedKv& kv, const Attention
   const dim3 grid(static_cast<unsigned>(a.num_tiles), static_cast<unsigned>(a.num_heads / a.heads_per_block),
                   static_cast<unsigned>(std::max(1, split.num_splits)));
   const unsigned threads = static_cast<unsigned>(rows * 32);
-  const auto kernel = attention_kernel<kPerLane, KvT, kFromQkv>;
   if (split.num_splits <= 1) {
     launch_pdl(kernel, grid, dim3(threads), smem, stream, "paged_attention", a, kv, 1, kChunk,
                static_cast<float*>(nullptr), static_cast<int*>(nullptr), source);
@@ -453,6 +545,20 @@ void launch_attention(const AttentionArgs& a, const PagedKv& kv, const Attention
   const dim3 combine_grid(static_cast<unsigned>(a.num_tiles), static_cast<unsigned>(a.num_heads));
   launch_pdl(combine_splits_kernel<kPerLane>, combine_grid, dim3(kPerLane * 32), 0, stream,
              "paged_attention (combine)", a, split.workspace, split.num_splits, kv.head_dim);
+}
+
+// The tensor cores take a BF16 cache's chunks where asked and the block's warps can hold the
+// output tiles (mma_fits: by heads_per_block, so that a decode's fused and composed kernels
+// choose alike).
+template <int kPerLane, class KvT, bool kFromQkv>
+void launch_attention(const AttentionArgs& a, const PagedKv& kv, const AttentionSplit& split, const QkvSource& source,
+                      cudaStream_t stream) {
+  if constexpr (std::is_same_v<KvT, __nv_bfloat16>) {
+    if (a.chunks_on_tensor_cores && mma_fits(kPerLane * 32, a.heads_per_block)) {
+      return launch_attention<kPerLane, KvT, kFromQkv, true>(a, kv, split, source, stream);
+    }
+  }
+  launch_attention<kPerLane, KvT, kFromQkv, false>(a, kv, split, source, stream);
 }
 
 template <class KvT, bool kFromQkv>

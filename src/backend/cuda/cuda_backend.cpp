@@ -67,7 +67,8 @@ class CudaBackend final : public Backend {
         batch_invariant_(env_flag("PAGODA_BATCH_INVARIANT")),
         fuse_decode_ops_(!env_off("PAGODA_FUSED_GEMV")),
         fold_combine_(env_flag("PAGODA_FOLD_COMBINE")),
-        max_attention_splits_(env_int("PAGODA_MAX_ATTENTION_SPLITS", 64, 1, 1024)),
+        attention_mma_(!env_off("PAGODA_ATTENTION_MMA")),
+        max_attention_splits_(env_int("PAGODA_MAX_ATTENTION_SPLITS", attention_mma_ ? 32 : 64, 1, 1024)),
         min_split_keys_(env_int("PAGODA_MIN_SPLIT_KEYS", 32, 1, 1 << 20)),
         fused_decode_attention_(!env_off("PAGODA_FUSED_DECODE_ATTENTION")),
         gemm_(stream_, batch_invariant_),
@@ -698,6 +699,7 @@ class CudaBackend final : public Backend {
     a.out_bf16 = bf16_buffer(out.numel());
     a.num_tokens = meta.num_tokens;
     a.num_seqs = meta.num_seqs;
+    a.chunks_on_tensor_cores = attention_mma_;
     a.num_heads = static_cast<int>(num_heads);
     a.query_start_loc = mirror_.get(meta.query_start_loc, static_cast<size_t>(meta.num_seqs) + 1);
     a.seq_lens = mirror_.get(meta.seq_lens, static_cast<size_t>(meta.num_seqs));
@@ -914,9 +916,15 @@ class CudaBackend final : public Backend {
   // PAGODA_FOLD_COMBINE=1: the last split of a split attention combines them, instead of a
   // kernel of its own (off: no faster on an H100, tools/device/NOTES.md).
   bool fold_combine_;
+  // The CUDA-core attention's chunks on the tensor cores (attention_mma.cuh); off with
+  // PAGODA_ATTENTION_MMA=0 (A/B runs, and the op tests of the F32 arithmetic on BF16 caches).
+  // On an H100 (tools/device/NOTES.md, twenty-fourth run): throughput +6.2%, batch-1 decode
+  // the same at 1,024 keys with 32 splits (2% slower with 64: a split's fixed cost grew).
+  bool attention_mma_;
   // PAGODA_MAX_ATTENTION_SPLITS, PAGODA_MIN_SPLIT_KEYS: the most pieces a context is split
   // into when a batch is too small to fill the GPU, and the fewest keys a piece covers
-  // (64 and 32 by default; cuda_kernel_bench attention sweeps them).
+  // (32 and 32 by default, 64 and 32 with the chunks on the CUDA cores; cuda_kernel_bench
+  // attention sweeps them).
   int max_attention_splits_;
   int min_split_keys_;
   // attend_from_qkv in one kernel for batches of decodes: on (1.2% faster batch-1 decode on

@@ -161,6 +161,9 @@ struct AttentionArgs {
   int num_tiles;
   int tile_tokens;
   int heads_per_block;
+  // The CUDA-core kernel (attention.cu) takes a BF16 cache's chunks on the tensor cores where
+  // mma_fits (attention_mma.cuh); false keeps every chunk on the CUDA cores.
+  bool chunks_on_tensor_cores = true;
 };
 
 // How a block's rows are made: heads_per_block query heads of one KV head (the largest

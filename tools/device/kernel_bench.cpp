@@ -345,14 +345,16 @@ void bench_prefill_attention() {
 
 }  // namespace
 
-// cuda_kernel_bench [attention]: everything, or only the decode attention chain's sweep over
-// split counts and the folded combine.
+// cuda_kernel_bench [attention|gemv]: everything, only the decode attention chain's sweep over
+// split counts and the folded combine, or only the GEMVs and their chain (a short device call).
 int main(int argc, char** argv) {
-  const bool attention_only = argc > 1 && std::string(argv[1]) == "attention";
+  const std::string only = argc > 1 ? argv[1] : "";
+  const bool attention_only = only == "attention";
   try {
     if (!attention_only) {
       bench_gemv();
       bench_gemv_chain();
+      if (only == "gemv") return 0;
     }
     for (const SplitSetting& setting : kSplitSettings) {
       if (attention_only || &setting == &kSplitSettings[0]) bench_decode_attention_chain(setting);

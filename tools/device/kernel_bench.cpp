@@ -2,7 +2,8 @@
 //  - the decode GEMV (gemv.cu) in every configuration gemv_with knows, on the Llama-3.1-8B
 //    weights' shapes, n = 1 and 4 rows, as achieved GB/s of weight bytes; the
 //    configuration gemv_config picks is marked "chosen";
-//  - a batch-1 step's 128 layer GEMVs in one CUDA graph (gemv_chain);
+//  - a batch-1 step's 128 layer GEMVs in one CUDA graph (gemv_chain); with the argument
+//    `gemv`, only these two;
 //  - a batch-1 step's attention part over a 1,024-token context in one CUDA graph, per layer:
 //    attend_from_qkv (the fused decode attention), the rope and KV write and the split
 //    attention (and its combine) as two ops, and each alone (decode_attention_chain), at 32

@@ -2,8 +2,9 @@
 //  - the decode GEMV (gemv.cu) in every configuration gemv_with knows, on the Llama-3.1-8B
 //    weights' shapes, n = 1 and 4 rows, as achieved GB/s of weight bytes; the
 //    configuration gemv_config picks is marked "chosen";
-//  - a batch-1 step's 128 layer GEMVs in one CUDA graph (gemv_chain); with the argument
-//    `gemv`, only these two;
+//  - a batch-1 step's 128 layer GEMVs, fused as the step runs them, in one CUDA graph
+//    (gemv_chain), in gemv_config's configurations and with each of its settings turned
+//    back; with the argument `gemv`, only these two;
 //  - a batch-1 step's attention part over a 1,024-token context in one CUDA graph, per layer:
 //    attend_from_qkv (the fused decode attention), the rope and KV write and the split
 //    attention (and its combine) as two ops, and each alone (decode_attention_chain), at 32
@@ -27,6 +28,7 @@
 #include <numeric>
 #include <random>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "backend/backend.h"
@@ -42,6 +44,13 @@ float median(std::vector<float> v) {
   return v[v.size() / 2];
 }
 
+// The grid and prefetch settings a GemvConfig can take besides its unroll and split.
+struct GemvGrid {
+  bool prefetch_rows;
+  int blocks_per_sm;
+};
+constexpr GemvGrid kGemvGrids[] = {{false, 0}, {true, 4}, {true, 8}, {true, 16}};
+
 void bench_gemv() {
   struct Shape {
     const char* name;
@@ -49,7 +58,7 @@ void bench_gemv() {
   };
   const Shape shapes[] = {{"qkv", 6144, 4096}, {"o", 4096, 4096}, {"gate_up", 28672, 4096},
                           {"down", 4096, 14336}, {"lm_head", 128256, 4096}};
-  const pagoda::cuda::GemvConfig configs[] = {{4, 1}, {4, 2}, {4, 4}, {8, 1}, {8, 2}, {8, 4}};
+  const std::pair<int, int> tilings[] = {{4, 1}, {4, 2}, {4, 4}, {4, 8}, {8, 1}, {8, 2}, {8, 4}};
   cudaStream_t stream = nullptr;
   check(cudaStreamCreate(&stream), "cudaStreamCreate");
   cudaEvent_t start = nullptr, stop = nullptr;
@@ -73,33 +82,39 @@ void bench_gemv() {
     check(cudaMemcpy(x, host.data(), size_t(4 * s.k) * 2, cudaMemcpyHostToDevice), "cudaMemcpy");
     check(cudaMalloc(&out, size_t(4 * s.m) * 4), "cudaMalloc");
     for (const int64_t n : {1, 4}) {
-      const pagoda::cuda::GemvConfig chosen = pagoda::cuda::gemv_config(n, s.m);
+      const pagoda::cuda::GemvConfig chosen = pagoda::cuda::gemv_config(n, s.m, s.k, true);
       std::vector<float> reference;
-      for (const auto& config : configs) {
-        std::vector<float> times;
-        for (int it = 0; it < 23; ++it) {
-          check(cudaEventRecord(start, stream), "cudaEventRecord");
-          pagoda::cuda::gemv_with(config, x, n, s.k, weights[size_t(it % copies)], s.m, out, stream);
-          check(cudaEventRecord(stop, stream), "cudaEventRecord");
-          check(cudaEventSynchronize(stop), "cudaEventSynchronize");
-          float ms = 0;
-          check(cudaEventElapsedTime(&ms, start, stop), "cudaEventElapsedTime");
-          if (it >= 3) times.push_back(ms);
+      for (const auto& [unroll, split] : tilings) {
+        for (const GemvGrid& grid : kGemvGrids) {
+          const pagoda::cuda::GemvConfig config{unroll, split, grid.prefetch_rows, grid.blocks_per_sm};
+          std::vector<float> times;
+          for (int it = 0; it < 23; ++it) {
+            check(cudaEventRecord(start, stream), "cudaEventRecord");
+            pagoda::cuda::gemv_with(config, x, n, s.k, weights[size_t(it % copies)], s.m, out, stream);
+            check(cudaEventRecord(stop, stream), "cudaEventRecord");
+            check(cudaEventSynchronize(stop), "cudaEventSynchronize");
+            float ms = 0;
+            check(cudaEventElapsedTime(&ms, start, stop), "cudaEventElapsedTime");
+            if (it >= 3) times.push_back(ms);
+          }
+          std::vector<float> result(size_t(n * s.m));
+          check(cudaMemcpy(result.data(), out, result.size() * 4, cudaMemcpyDeviceToHost), "cudaMemcpy");
+          double max_diff = 0;
+          if (reference.empty()) reference = result;
+          for (size_t i = 0; i < result.size(); ++i) {
+            max_diff = std::max(max_diff, double(std::abs(result[i] - reference[i])));
+          }
+          const float us = median(times) * 1000.0f;
+          const bool is_chosen = unroll == chosen.unroll && split == chosen.split &&
+                                 grid.blocks_per_sm == chosen.blocks_per_sm;
+          std::printf(
+              "{\"kernel\": \"gemv\", \"weight\": \"%s\", \"m\": %lld, \"k\": %lld, \"n\": %lld, \"unroll\": %d, "
+              "\"split\": %d, \"prefetch_rows\": %d, \"blocks_per_sm\": %d, \"us\": %.2f, \"gb_per_s\": %.0f, "
+              "\"max_diff_vs_first\": %.2e, \"chosen\": %s}\n",
+              s.name, static_cast<long long>(s.m), static_cast<long long>(s.k), static_cast<long long>(n), unroll,
+              split, grid.prefetch_rows ? 1 : 0, grid.blocks_per_sm, us, double(bytes) / (us * 1e3), max_diff,
+              is_chosen ? "true" : "false");
         }
-        std::vector<float> result(size_t(n * s.m));
-        check(cudaMemcpy(result.data(), out, result.size() * 4, cudaMemcpyDeviceToHost), "cudaMemcpy");
-        double max_diff = 0;
-        if (reference.empty()) reference = result;
-        for (size_t i = 0; i < result.size(); ++i) {
-          max_diff = std::max(max_diff, double(std::abs(result[i] - reference[i])));
-        }
-        const float us = median(times) * 1000.0f;
-        std::printf(
-            "{\"kernel\": \"gemv\", \"weight\": \"%s\", \"m\": %lld, \"k\": %lld, \"n\": %lld, \"unroll\": %d, "
-            "\"split\": %d, \"us\": %.2f, \"gb_per_s\": %.0f, \"max_diff_vs_first\": %.2e, \"chosen\": %s}\n",
-            s.name, static_cast<long long>(s.m), static_cast<long long>(s.k), static_cast<long long>(n), config.unroll,
-            config.split, us, double(bytes) / (us * 1e3), max_diff,
-            config.unroll == chosen.unroll && config.split == chosen.split ? "true" : "false");
       }
     }
     for (auto* w : weights) cudaFree(w);
@@ -109,33 +124,50 @@ void bench_gemv() {
   cudaStreamDestroy(stream);
 }
 
-// A batch-1 decode step's GEMVs as the step runs them: 32 layers of (qkv, o, gate/up, down)
-// over distinct weights (14 GB, none served from L2), captured in one CUDA graph and
-// replayed in gemv_config's choices. Against the weights' bytes this is what the step's
-// matmuls cost, launch gaps, ramps and tails included (isolated launches, above, add the
-// launch and event overhead a graph does not pay).
-void bench_gemv_chain() {
-  struct Shape {
+// A batch-1 decode step's GEMVs as the step runs them: 32 layers of the qkv projection (the
+// RMSNorm fused in), o (added to the residual), gate/up (the norm and SiLU fused in) and down
+// (added to the residual), over distinct weights (14 GB, none served from L2), captured in
+// one CUDA graph and replayed. Against the weights' bytes this is what the step's matmuls
+// cost, launch gaps, ramps and tails included (isolated launches, above, add the launch and
+// event overhead a graph does not pay). `tiling` picks each GEMV's configuration: "chosen"
+// is gemv_config's, the others vary one of its settings.
+void bench_gemv_chain(const char* name, pagoda::cuda::GemvConfig (*tiling)(int64_t m, int64_t k, bool plain)) {
+  using pagoda::cuda::GemvFusion;
+  using pagoda::cuda::GemvGate;
+  constexpr int64_t kHidden = 4096, kInter = 14336;
+  struct Gemv {
     int64_t m, k;
+    bool norm;
+    GemvGate gate;
   };
-  const Shape shapes[] = {{6144, 4096}, {4096, 4096}, {28672, 4096}, {4096, 14336}};
+  const Gemv gemvs[] = {{6144, kHidden, true, GemvGate::None},
+                        {kHidden, kHidden, false, GemvGate::None},
+                        {2 * kInter, kHidden, true, GemvGate::Silu},
+                        {kHidden, kInter, false, GemvGate::None}};
   constexpr int kLayers = 32;
   std::vector<__nv_bfloat16*> weights;
   size_t bytes = 0;
   for (int l = 0; l < kLayers; ++l) {
-    for (const Shape& s : shapes) {
+    for (const Gemv& g : gemvs) {
       __nv_bfloat16* w = nullptr;
-      check(cudaMalloc(&w, size_t(s.m * s.k) * 2), "cudaMalloc");
-      check(cudaMemset(w, 0x3c, size_t(s.m * s.k) * 2), "cudaMemset");  // BF16 0x3c3c: ~0.011
+      check(cudaMalloc(&w, size_t(g.m * g.k) * 2), "cudaMalloc");
+      check(cudaMemset(w, 0x22, size_t(g.m * g.k) * 2), "cudaMemset");  // BF16 0x2222: ~2e-18, no overflow
       weights.push_back(w);
-      bytes += size_t(s.m * s.k) * 2;
+      bytes += size_t(g.m * g.k) * 2;
     }
   }
-  __nv_bfloat16* x = nullptr;
-  float* out = nullptr;
-  check(cudaMalloc(&x, 14336 * 2), "cudaMalloc");
-  check(cudaMemset(x, 0x3c, 14336 * 2), "cudaMemset");
-  check(cudaMalloc(&out, 28672 * 4), "cudaMalloc");
+  float *hidden = nullptr, *norm = nullptr, *qkv = nullptr, *act = nullptr;
+  __nv_bfloat16 *attn = nullptr, *act_bf16 = nullptr;
+  check(cudaMalloc(&hidden, kHidden * 4), "cudaMalloc");
+  check(cudaMalloc(&norm, kHidden * 4), "cudaMalloc");
+  check(cudaMalloc(&qkv, 6144 * 4), "cudaMalloc");
+  check(cudaMalloc(&act, kInter * 4), "cudaMalloc");
+  check(cudaMalloc(&attn, kHidden * 2), "cudaMalloc");
+  check(cudaMalloc(&act_bf16, kInter * 2), "cudaMalloc");
+  check(cudaMemset(hidden, 0x3f, kHidden * 4), "cudaMemset");  // F32 0x3f3f3f3f: ~0.75
+  check(cudaMemset(norm, 0x3f, kHidden * 4), "cudaMemset");
+  check(cudaMemset(attn, 0x3c, kHidden * 2), "cudaMemset");
+  check(cudaStreamSynchronize(nullptr), "cudaStreamSynchronize");
   cudaStream_t stream = nullptr;
   check(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking), "cudaStreamCreate");
   cudaEvent_t start = nullptr, stop = nullptr;
@@ -143,8 +175,21 @@ void bench_gemv_chain() {
   check(cudaEventCreate(&stop), "cudaEventCreate");
   const auto run = [&] {
     for (size_t i = 0; i < weights.size(); ++i) {
-      const Shape& s = shapes[i % 4];
-      pagoda::cuda::gemv(x, 1, s.k, weights[i], s.m, out, stream);
+      const Gemv& g = gemvs[i % 4];
+      GemvFusion f;
+      if (g.norm) {
+        f.x_f32 = hidden;
+        f.norm_weight = norm;
+        f.eps = 1e-5f;
+      } else {
+        f.x = g.k == kHidden ? attn : act_bf16;
+        f.accumulate = true;
+      }
+      f.gate = g.gate;
+      if (g.gate != GemvGate::None) f.out_bf16 = act_bf16;
+      float* out = g.gate != GemvGate::None ? act : (g.norm ? qkv : hidden);
+      const bool plain = !g.norm && g.gate == GemvGate::None;
+      pagoda::cuda::gemv_fused_with(tiling(g.m, g.k, plain), 1, g.k, weights[i], g.m, out, f, stream);
     }
   };
   run();  // warm-up, outside the capture
@@ -167,15 +212,59 @@ void bench_gemv_chain() {
   }
   const float ms = median(times);
   std::printf(
-      "{\"kernel\": \"gemv_chain\", \"layers\": %d, \"gemvs\": %zu, \"ms\": %.3f, \"tb_per_s\": "
+      "{\"kernel\": \"gemv_chain\", \"tiling\": \"%s\", \"layers\": %d, \"gemvs\": %zu, \"ms\": %.3f, \"tb_per_s\": "
       "%.2f}\n",
-      kLayers, weights.size(), ms, double(bytes) / (ms * 1e9));
+      name, kLayers, weights.size(), ms, double(bytes) / (ms * 1e9));
   cudaGraphExecDestroy(exec);
   cudaGraphDestroy(graph);
   for (auto* w : weights) cudaFree(w);
-  cudaFree(x);
-  cudaFree(out);
+  for (void* p : {static_cast<void*>(hidden), static_cast<void*>(norm), static_cast<void*>(qkv),
+                  static_cast<void*>(act), static_cast<void*>(attn), static_cast<void*>(act_bf16)}) {
+    cudaFree(p);
+  }
   cudaStreamDestroy(stream);
+}
+
+// The chain's tilings: gemv_config's, and each of its settings changed: back to what the
+// fifteenth session's build ran (4 warps a row for the down projection too, no row
+// prefetch), or the fused norm's grid at 8 or 16 blocks a multiprocessor (more than fit).
+pagoda::cuda::GemvConfig chosen(int64_t m, int64_t k, bool plain) { return pagoda::cuda::gemv_config(1, m, k, plain); }
+pagoda::cuda::GemvConfig as_before(int64_t m, int64_t k, bool plain) {
+  auto c = chosen(m, k, plain);
+  c.split = std::min(c.split, 4);
+  c.prefetch_rows = false;
+  c.blocks_per_sm = 0;
+  return c;
+}
+pagoda::cuda::GemvConfig no_prefetch(int64_t m, int64_t k, bool plain) {
+  auto c = chosen(m, k, plain);
+  c.prefetch_rows = false;
+  return c;
+}
+pagoda::cuda::GemvConfig down_split_4(int64_t m, int64_t k, bool plain) {
+  auto c = chosen(m, k, plain);
+  c.split = std::min(c.split, 4);
+  return c;
+}
+pagoda::cuda::GemvConfig norm_grid_8(int64_t m, int64_t k, bool plain) {
+  auto c = chosen(m, k, plain);
+  if (!plain) c.blocks_per_sm = 8;
+  return c;
+}
+pagoda::cuda::GemvConfig norm_grid_16(int64_t m, int64_t k, bool plain) {
+  auto c = chosen(m, k, plain);
+  if (!plain) c.blocks_per_sm = 16;
+  return c;
+}
+
+void bench_gemv_chains() {
+  bench_gemv_chain("chosen", chosen);
+  bench_gemv_chain("as_before", as_before);
+  bench_gemv_chain("no_prefetch", no_prefetch);
+  bench_gemv_chain("down_split_4", down_split_4);
+  bench_gemv_chain("norm_grid_8", norm_grid_8);
+  bench_gemv_chain("norm_grid_16", norm_grid_16);
+  bench_gemv_chain("chosen", chosen);  // again: the spread between the two is the noise
 }
 
 // How the backend splits a batch-1 decode's context: PAGODA_MAX_ATTENTION_SPLITS,
@@ -354,7 +443,7 @@ int main(int argc, char** argv) {
   try {
     if (!attention_only) {
       bench_gemv();
-      bench_gemv_chain();
+      bench_gemv_chains();
       if (only == "gemv") return 0;
     }
     for (const SplitSetting& setting : kSplitSettings) {

@@ -12,6 +12,14 @@
 // Launched with programmatic dependent launch (pdl.h): a block requests its first weights
 // while the kernel before it (the norm or activation that makes x) finishes.
 //
+// A block of the fused norm walks several row groups (its grid is as many blocks as fit at
+// once, or GemvConfig's blocks_per_sm a multiprocessor), so that x is normed once a block.
+// Then, with `prefetch_rows`, the loads of its next rows' first chunks are issued while the
+// last chunks of the current rows are dotted, so a warp has loads in flight across the
+// reduction and the store. Neither changes the arithmetic: the same bits. (A grid of as
+// many blocks as fit for the unfused kernels too was measured slower in a decode step on an
+// H100: 6.33 against 5.76 ms/token; tools/device/NOTES.md.)
+//
 // gemv_fused takes in the ops a decode step runs around its matmuls, each of which would
 // otherwise be a kernel of its own (~5-8 us of launch, ramp and tail for microseconds of
 // work): the RMSNorm of x (every block norms the rows into shared memory: a few KB read from
@@ -20,6 +28,7 @@
 // act(gate) * up), and the residual add (out += product).
 #include <algorithm>
 #include <cstdint>
+#include <cstdlib>
 #include <unordered_map>
 
 #include "backend/cuda/activations.cuh"
@@ -46,6 +55,7 @@ struct GemvParams {
   __nv_bfloat16* out_bf16;   // gated: a BF16 copy of out (may be null)
   int accumulate;            // out += the result instead of out = it
   GemvGate gate;             // kGated: the activation
+  int prefetch_rows;         // load the next row group's first chunks during this one's last
 };
 
 __device__ __forceinline__ void accumulate(const uint4& w, const uint4& x, float& acc) {
@@ -132,22 +142,29 @@ __global__ void __launch_bounds__(kThreads) gemv_kernel(const GemvParams p) {
   const auto weight_row = [&](int64_t j) {
     return reinterpret_cast<const uint4*>(p.w + (kGated ? ((j & 1) != 0 ? half + j / 2 : j / 2) : j) * k);
   };
+  const int64_t row_step = int64_t{gridDim.x} * kRowsPerBlock;  // to the block's next row group
   pdl_launch_dependents();
   uint4 wv[kUnroll];
   if (first_row + row_in_block < m) load_weights<kUnroll, kStep>(weight_row(first_row + row_in_block), c0, chunks, wv);
   pdl_wait();
   if constexpr (kNorm) norm_rows_into_shared<kRows>(p, reinterpret_cast<__nv_bfloat16*>(normed_x));
   const auto* x_global = reinterpret_cast<const uint4*>(p.x);
-  for (int64_t j0 = first_row; j0 < m; j0 += int64_t{gridDim.x} * kRowsPerBlock) {
+  for (int64_t j0 = first_row; j0 < m; j0 += row_step) {
     const int64_t j = j0 + row_in_block;
     float acc[kRows] = {};
     if (j < m) {
       const uint4* wrow = weight_row(j);
-      if (j0 != first_row) load_weights<kUnroll, kStep>(wrow, c0, chunks, wv);
+      // Without prefetch_rows only the first row group's first chunks are loaded ahead.
+      if (j0 != first_row && !p.prefetch_rows) load_weights<kUnroll, kStep>(wrow, c0, chunks, wv);
       for (int64_t c = c0; c < chunks; c += kBatch) {
         uint4 next[kUnroll];
         const bool more = c + kBatch < chunks;
-        if (more) load_weights<kUnroll, kStep>(wrow, c + kBatch, chunks, next);
+        const bool ahead = !more && p.prefetch_rows && j + row_step < m;
+        if (more) {
+          load_weights<kUnroll, kStep>(wrow, c + kBatch, chunks, next);
+        } else if (ahead) {
+          load_weights<kUnroll, kStep>(weight_row(j + row_step), c0, chunks, next);
+        }
 #pragma unroll
         for (int u = 0; u < kUnroll; ++u) {
           const int64_t cu = c + kStep * u;
@@ -157,7 +174,7 @@ __global__ void __launch_bounds__(kThreads) gemv_kernel(const GemvParams p) {
             accumulate(wv[u], kNorm ? normed_x[r * chunks + cu] : __ldg(x_global + r * chunks + cu), acc[r]);
           }
         }
-        if (more) {
+        if (more || ahead) {
 #pragma unroll
           for (int u = 0; u < kUnroll; ++u) wv[u] = next[u];
         }
@@ -225,28 +242,41 @@ __global__ void __launch_bounds__(kThreads) gemv_kernel(const GemvParams p) {
   }
 }
 
+int64_t multiprocessors() {
+  thread_local const int64_t count = [] {
+    int device = 0, sms = 0;
+    check(cudaGetDevice(&device), "cudaGetDevice");
+    check(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device), "cudaDeviceGetAttribute");
+    return std::max<int64_t>(sms, 1);
+  }();
+  return count;
+}
+
 // Blocks of kernel (with smem bytes of dynamic shared memory) that the GPU holds at once.
 template <class Kernel>
 int64_t resident_blocks(Kernel kernel, size_t smem) {
   thread_local std::unordered_map<size_t, int64_t> known;  // by smem, for this instantiation
   const auto it = known.find(smem);
   if (it != known.end()) return it->second;
-  int device = 0, sms = 0, per_sm = 0;
-  check(cudaGetDevice(&device), "cudaGetDevice");
-  check(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device), "cudaDeviceGetAttribute");
+  int per_sm = 0;
   check(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, kThreads, smem),
         "cudaOccupancyMaxActiveBlocksPerMultiprocessor");
-  return known[smem] = std::max<int64_t>(int64_t{sms} * per_sm, 1);
+  return known[smem] = std::max<int64_t>(multiprocessors() * per_sm, 1);
 }
 
 template <int kRows, int kUnroll, int kSplit, bool kNorm, bool kGated>
-void launch(const GemvParams& p, cudaStream_t stream) {
+void launch(const GemvConfig& config, GemvParams p, cudaStream_t stream) {
   constexpr int kRowsPerBlock = kWarps / kSplit;
   const auto kernel = gemv_kernel<kRows, kUnroll, kSplit, kNorm, kGated>;
   int64_t blocks = std::min<int64_t>((p.m + kRowsPerBlock - 1) / kRowsPerBlock, 65535);
   const size_t smem = kNorm ? size_t{kRows} * static_cast<size_t>(p.k) * 2 : 0;
-  // Every block norms x: as many blocks as fit at once, each walking many rows.
-  if constexpr (kNorm) blocks = std::min(blocks, resident_blocks(kernel, smem));
+  // Every block norms x: as many blocks as fit at once (or as asked), each walking many rows.
+  if (config.blocks_per_sm > 0) {
+    blocks = std::min(blocks, multiprocessors() * config.blocks_per_sm);
+  } else if (kNorm) {
+    blocks = std::min(blocks, resident_blocks(kernel, smem));
+  }
+  p.prefetch_rows = config.prefetch_rows ? 1 : 0;
   launch_pdl(kernel, dim3(static_cast<unsigned>(blocks)), dim3(kThreads), smem, stream, "gemv", p);
 }
 
@@ -257,16 +287,17 @@ void launch_config(const GemvConfig& config, const GemvParams& p, cudaStream_t s
   // configuration (tools/device/kernel_bench.cpp tries them).
   constexpr bool kPlain = !kNorm && !kGated;
   if constexpr (kPlain || kRows == 1) {
-    if (key == 4 * 16 + 2) return launch<kRows, 4, 2, kNorm, kGated>(p, stream);
-    if (key == 4 * 16 + 4) return launch<kRows, 4, 4, kNorm, kGated>(p, stream);
+    if (key == 4 * 16 + 2) return launch<kRows, 4, 2, kNorm, kGated>(config, p, stream);
+    if (key == 4 * 16 + 4) return launch<kRows, 4, 4, kNorm, kGated>(config, p, stream);
   }
   if constexpr (kPlain || kRows > 1) {
-    if (key == 8 * 16 + 1) return launch<kRows, 8, 1, kNorm, kGated>(p, stream);
-    if (key == 8 * 16 + 2) return launch<kRows, 8, 2, kNorm, kGated>(p, stream);
+    if (key == 8 * 16 + 1) return launch<kRows, 8, 1, kNorm, kGated>(config, p, stream);
+    if (key == 8 * 16 + 2) return launch<kRows, 8, 2, kNorm, kGated>(config, p, stream);
   }
   if constexpr (kPlain) {
-    if (key == 4 * 16 + 1) return launch<kRows, 4, 1, false, false>(p, stream);
-    if (key == 8 * 16 + 4) return launch<kRows, 8, 4, false, false>(p, stream);
+    if (key == 4 * 16 + 1) return launch<kRows, 4, 1, false, false>(config, p, stream);
+    if (key == 8 * 16 + 4) return launch<kRows, 8, 4, false, false>(config, p, stream);
+    if (key == 4 * 16 + 8) return launch<kRows, 4, 8, false, false>(config, p, stream);
   }
   fail("gemv: unroll ", config.unroll, " with split ", config.split, " is not built for this fusion");
 }
@@ -289,13 +320,38 @@ bool gemv_fits(const __nv_bfloat16* x, int64_t n, int64_t k, const __nv_bfloat16
   return n >= 1 && n <= kMaxGemvRows && k % 8 == 0 && k > 0 && aligned16(x) && aligned16(w);
 }
 
-GemvConfig gemv_config(int64_t n, int64_t m) {
+namespace {
+
+// gemv_config's settings that a device run compares (tools/device/run.sh ab), read once.
+struct GemvTuning {
+  bool prefetch_rows = env_int("PAGODA_GEMV_PREFETCH_ROWS", 1) != 0;
+  int long_k_split = env_int("PAGODA_GEMV_LONG_K_SPLIT", 8) == 4 ? 4 : 8;
+  int norm_blocks_per_sm = std::max(0, env_int("PAGODA_GEMV_NORM_BLOCKS_PER_SM", 0));
+
+  static int env_int(const char* name, int fallback) {
+    const char* v = std::getenv(name);
+    return v != nullptr && *v != '\0' ? std::atoi(v) : fallback;
+  }
+};
+
+const GemvTuning& tuning() {
+  static const GemvTuning t;
+  return t;
+}
+
+}  // namespace
+
+GemvConfig gemv_config(int64_t n, int64_t m, int64_t k, bool plain) {
   // Measured on the H200 over Llama-3.1-8B's weights (tools/device/NOTES.md): one row of x
-  // streams best with rows split over 4 warps (2 for the vocabulary-sized lm head); with
+  // streams best with rows split over 4 warps (2 for the vocabulary-sized lm head; 8 for
+  // the long rows of a down projection, which the plain kernel alone is built for); with
   // more rows the arithmetic per weight byte grows and fewer, longer-running warps with
   // more loads in flight do better.
-  if (n == 1) return {4, m >= 65536 ? 2 : 4};
-  return {8, m >= 16384 ? 1 : 2};
+  GemvConfig config{8, m >= 16384 ? 1 : 2};
+  if (n == 1) config = {4, m >= 65536 ? 2 : (plain && k >= 8192 ? tuning().long_k_split : 4)};
+  config.prefetch_rows = tuning().prefetch_rows;
+  if (!plain) config.blocks_per_sm = tuning().norm_blocks_per_sm;
+  return config;
 }
 
 void gemv_with(const GemvConfig& config, const __nv_bfloat16* x, int64_t n, int64_t k, const __nv_bfloat16* w,
@@ -313,7 +369,7 @@ void gemv_with(const GemvConfig& config, const __nv_bfloat16* x, int64_t n, int6
 
 void gemv(const __nv_bfloat16* x, int64_t n, int64_t k, const __nv_bfloat16* w, int64_t m, float* out,
           cudaStream_t stream) {
-  gemv_with(gemv_config(n, m), x, n, k, w, m, out, stream);
+  gemv_with(gemv_config(n, m, k, true), x, n, k, w, m, out, stream);
 }
 
 bool gemv_fused_fits(int64_t n, int64_t k, const __nv_bfloat16* w, int64_t m, const GemvFusion& fusion) {
@@ -329,6 +385,12 @@ bool gemv_fused_fits(int64_t n, int64_t k, const __nv_bfloat16* w, int64_t m, co
 
 void gemv_fused(int64_t n, int64_t k, const __nv_bfloat16* w, int64_t m, float* out, const GemvFusion& fusion,
                 cudaStream_t stream) {
+  const bool plain = fusion.norm_weight == nullptr && fusion.gate == GemvGate::None;
+  gemv_fused_with(gemv_config(n, m, k, plain), n, k, w, m, out, fusion, stream);
+}
+
+void gemv_fused_with(const GemvConfig& config, int64_t n, int64_t k, const __nv_bfloat16* w, int64_t m, float* out,
+                     const GemvFusion& fusion, cudaStream_t stream) {
   PAGODA_CHECK(gemv_fused_fits(n, k, w, m, fusion));
   GemvParams p{};
   p.x = fusion.x;
@@ -342,7 +404,6 @@ void gemv_fused(int64_t n, int64_t k, const __nv_bfloat16* w, int64_t m, float* 
   p.out_bf16 = fusion.out_bf16;
   p.accumulate = fusion.accumulate ? 1 : 0;
   p.gate = fusion.gate;
-  const GemvConfig config = gemv_config(n, m);
   const bool norm = fusion.norm_weight != nullptr, gated = fusion.gate != GemvGate::None;
   if (norm && gated) {
     launch_rows<true, true>(config, n, p, stream);

@@ -55,13 +55,20 @@ constexpr int64_t kMaxGemvRows = 4;
 bool gemv_fits(const __nv_bfloat16* x, int64_t n, int64_t k, const __nv_bfloat16* w);
 void gemv(const __nv_bfloat16* x, int64_t n, int64_t k, const __nv_bfloat16* w, int64_t m, float* out,
           cudaStream_t stream);
-// How gemv runs a weight: 16-byte loads in flight per lane (4 or 8) and warps sharing one
-// row (1, 2 or 4). gemv takes gemv_config's choice; gemv_with any (tools/device/kernel_bench.cpp).
+// How gemv runs a weight: 16-byte loads in flight per lane (4 or 8), warps sharing one row
+// (1, 2, 4, or 8 for the plain kernel), a block's next row group's first loads issued during
+// its current one's last (prefetch_rows), and a grid of at most blocks_per_sm blocks a
+// multiprocessor, each walking several row groups (0: one block a row group, or with a
+// fused norm as many as fit at once). gemv takes gemv_config's choice for a plain (unfused)
+// or fused GEMV; gemv_with and gemv_fused_with any (tools/device/kernel_bench.cpp). Only
+// unroll and split change the bits.
 struct GemvConfig {
   int unroll;
   int split;
+  bool prefetch_rows = false;
+  int blocks_per_sm = 0;
 };
-GemvConfig gemv_config(int64_t n, int64_t m);
+GemvConfig gemv_config(int64_t n, int64_t m, int64_t k, bool plain);
 void gemv_with(const GemvConfig& config, const __nv_bfloat16* x, int64_t n, int64_t k, const __nv_bfloat16* w,
                int64_t m, float* out, cudaStream_t stream);
 
@@ -86,6 +93,9 @@ constexpr int64_t kMaxGemvNormedBytes = 47 * 1024;
 bool gemv_fused_fits(int64_t n, int64_t k, const __nv_bfloat16* w, int64_t m, const GemvFusion& fusion);
 void gemv_fused(int64_t n, int64_t k, const __nv_bfloat16* w, int64_t m, float* out, const GemvFusion& fusion,
                 cudaStream_t stream);
+// The fused kernels are built for gemv_config's (unroll, split) choices only; others fail.
+void gemv_fused_with(const GemvConfig& config, int64_t n, int64_t k, const __nv_bfloat16* w, int64_t m, float* out,
+                     const GemvFusion& fusion, cudaStream_t stream);
 
 // out = x / rms(x) * weight per row (norm.cu); out may be x; out_bf16 as for silu_mul.
 void rms_norm(const float* x, const float* weight, float eps, int64_t rows, int64_t dim, float* out,

@@ -25,6 +25,7 @@
 #include "backend/cuda/block_reduce.cuh"
 #include "backend/cuda/cuda_check.h"
 #include "backend/cuda/kernels.h"
+#include "backend/cuda/pdl.h"
 
 namespace pagoda::cuda {
 
@@ -128,6 +129,8 @@ __device__ bool is_split(const SampleRowArgs& row) {
 }
 
 __global__ void sample_kernel(const float* logits, int64_t vocab, const SampleRowArgs* rows, int32_t* ids) {
+  pdl_launch_dependents();
+  pdl_wait();
   __shared__ Shared sh;
   const SampleRowArgs args = rows[blockIdx.x];
   if (is_split(args)) return;  // the split kernels take it (greedy rows among them)
@@ -217,6 +220,8 @@ __device__ PartMax combine_parts(const PartMax* row_parts, Reduce reduce) {
 }
 
 __global__ void split_max_kernel(const float* logits, int64_t vocab, const SampleRowArgs* rows, PartMax* maxima) {
+  pdl_launch_dependents();
+  pdl_wait();
   __shared__ float sf[kPartThreads / 32];
   __shared__ int si[kPartThreads / 32];
   const SampleRowArgs args = rows[blockIdx.y];
@@ -239,6 +244,8 @@ __global__ void split_max_kernel(const float* logits, int64_t vocab, const Sampl
 
 __global__ void split_mass_kernel(const float* logits, int64_t vocab, const SampleRowArgs* rows, const PartMax* maxima,
                                   double* masses) {
+  pdl_launch_dependents();
+  pdl_wait();
   __shared__ float sf[kPartThreads / 32];
   __shared__ int si[kPartThreads / 32];
   __shared__ double sd[kPartThreads / 32];
@@ -265,6 +272,8 @@ __global__ void split_mass_kernel(const float* logits, int64_t vocab, const Samp
 
 __global__ void split_draw_kernel(const float* logits, int64_t vocab, const SampleRowArgs* rows,
                                   const PartMax* maxima, const double* masses, int32_t* ids) {
+  pdl_launch_dependents();
+  pdl_wait();
   __shared__ Shared sh;
   __shared__ int picked_part;
   __shared__ double part_uniform;
@@ -357,15 +366,18 @@ void sample(const float* logits, int64_t vocab, const SampleRowArgs* rows, int n
   auto* maxima = static_cast<PartMax*>(parts);
   auto* masses = reinterpret_cast<double*>(maxima + static_cast<size_t>(num_rows) * kParts);
   const dim3 split_grid(kParts, static_cast<unsigned>(num_rows));
-  split_max_kernel<<<split_grid, kPartThreads, 0, stream>>>(logits, vocab, rows, maxima);
-  check_launch("sample (split_max)");
-  split_mass_kernel<<<split_grid, kPartThreads, 0, stream>>>(logits, vocab, rows, maxima, masses);
-  check_launch("sample (split_mass)");
-  split_draw_kernel<<<static_cast<unsigned>(num_rows), kThreads, 0, stream>>>(logits, vocab, rows, maxima, masses, ids);
-  check_launch("sample (split_draw)");
+  // Launched with programmatic dependent launch (pdl.h): each kernel's launch and ramp
+  // overlap the tail of the one before; every kernel waits before it reads anything.
+  launch_pdl(split_max_kernel, split_grid, dim3(kPartThreads), 0, stream, "sample (split_max)", logits, vocab, rows,
+             maxima);
+  launch_pdl(split_mass_kernel, split_grid, dim3(kPartThreads), 0, stream, "sample (split_mass)", logits, vocab, rows,
+             static_cast<const PartMax*>(maxima), masses);
+  launch_pdl(split_draw_kernel, dim3(static_cast<unsigned>(num_rows)), dim3(kThreads), 0, stream,
+             "sample (split_draw)", logits, vocab, rows, static_cast<const PartMax*>(maxima),
+             static_cast<const double*>(masses), ids);
   if (any_cut_offs) {
-    sample_kernel<<<static_cast<unsigned>(num_rows), kThreads, 0, stream>>>(logits, vocab, rows, ids);
-    check_launch("sample");
+    launch_pdl(sample_kernel, dim3(static_cast<unsigned>(num_rows)), dim3(kThreads), 0, stream, "sample", logits,
+               vocab, rows, ids);
   }
 }
 

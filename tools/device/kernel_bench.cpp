@@ -129,9 +129,16 @@ void bench_gemv() {
 // (added to the residual), over distinct weights (14 GB, none served from L2), captured in
 // one CUDA graph and replayed. Against the weights' bytes this is what the step's matmuls
 // cost, launch gaps, ramps and tails included (isolated launches, above, add the launch and
-// event overhead a graph does not pay). `tiling` picks each GEMV's configuration: "chosen"
-// is gemv_config's, the others vary one of its settings.
-void bench_gemv_chain(const char* name, pagoda::cuda::GemvConfig (*tiling)(int64_t m, int64_t k, bool plain)) {
+// event overhead a graph does not pay). Each GEMV runs gemv_config's choice with `setting`
+// laid over it.
+struct ChainSetting {
+  const char* name;
+  int max_split;           // split at most this (4: the down projection as before its split of 8)
+  bool prefetch_rows;
+  int norm_blocks_per_sm;  // the fused norm's grid (0: as many blocks as fit)
+};
+
+void bench_gemv_chain(const ChainSetting& setting) {
   using pagoda::cuda::GemvFusion;
   using pagoda::cuda::GemvGate;
   constexpr int64_t kHidden = 4096, kInter = 14336;
@@ -189,7 +196,11 @@ void bench_gemv_chain(const char* name, pagoda::cuda::GemvConfig (*tiling)(int64
       if (g.gate != GemvGate::None) f.out_bf16 = act_bf16;
       float* out = g.gate != GemvGate::None ? act : (g.norm ? qkv : hidden);
       const bool plain = !g.norm && g.gate == GemvGate::None;
-      pagoda::cuda::gemv_fused_with(tiling(g.m, g.k, plain), 1, g.k, weights[i], g.m, out, f, stream);
+      pagoda::cuda::GemvConfig config = pagoda::cuda::gemv_config(1, g.m, g.k, plain);
+      config.split = std::min(config.split, setting.max_split);
+      config.prefetch_rows = setting.prefetch_rows;
+      if (!plain) config.blocks_per_sm = setting.norm_blocks_per_sm;
+      pagoda::cuda::gemv_fused_with(config, 1, g.k, weights[i], g.m, out, f, stream);
     }
   };
   run();  // warm-up, outside the capture
@@ -214,7 +225,7 @@ void bench_gemv_chain(const char* name, pagoda::cuda::GemvConfig (*tiling)(int64
   std::printf(
       "{\"kernel\": \"gemv_chain\", \"tiling\": \"%s\", \"layers\": %d, \"gemvs\": %zu, \"ms\": %.3f, \"tb_per_s\": "
       "%.2f}\n",
-      name, kLayers, weights.size(), ms, double(bytes) / (ms * 1e9));
+      setting.name, kLayers, weights.size(), ms, double(bytes) / (ms * 1e9));
   cudaGraphExecDestroy(exec);
   cudaGraphDestroy(graph);
   for (auto* w : weights) cudaFree(w);
@@ -225,47 +236,14 @@ void bench_gemv_chain(const char* name, pagoda::cuda::GemvConfig (*tiling)(int64
   cudaStreamDestroy(stream);
 }
 
-// The chain's tilings: gemv_config's, and each of its settings changed: back to what the
+// The chain in gemv_config's settings (the defaults), and with each turned back to what the
 // fifteenth session's build ran (4 warps a row for the down projection too, no row
 // prefetch), or the fused norm's grid at 8 or 16 blocks a multiprocessor (more than fit).
-pagoda::cuda::GemvConfig chosen(int64_t m, int64_t k, bool plain) { return pagoda::cuda::gemv_config(1, m, k, plain); }
-pagoda::cuda::GemvConfig as_before(int64_t m, int64_t k, bool plain) {
-  auto c = chosen(m, k, plain);
-  c.split = std::min(c.split, 4);
-  c.prefetch_rows = false;
-  c.blocks_per_sm = 0;
-  return c;
-}
-pagoda::cuda::GemvConfig no_prefetch(int64_t m, int64_t k, bool plain) {
-  auto c = chosen(m, k, plain);
-  c.prefetch_rows = false;
-  return c;
-}
-pagoda::cuda::GemvConfig down_split_4(int64_t m, int64_t k, bool plain) {
-  auto c = chosen(m, k, plain);
-  c.split = std::min(c.split, 4);
-  return c;
-}
-pagoda::cuda::GemvConfig norm_grid_8(int64_t m, int64_t k, bool plain) {
-  auto c = chosen(m, k, plain);
-  if (!plain) c.blocks_per_sm = 8;
-  return c;
-}
-pagoda::cuda::GemvConfig norm_grid_16(int64_t m, int64_t k, bool plain) {
-  auto c = chosen(m, k, plain);
-  if (!plain) c.blocks_per_sm = 16;
-  return c;
-}
-
-void bench_gemv_chains() {
-  bench_gemv_chain("chosen", chosen);
-  bench_gemv_chain("as_before", as_before);
-  bench_gemv_chain("no_prefetch", no_prefetch);
-  bench_gemv_chain("down_split_4", down_split_4);
-  bench_gemv_chain("norm_grid_8", norm_grid_8);
-  bench_gemv_chain("norm_grid_16", norm_grid_16);
-  bench_gemv_chain("chosen", chosen);  // again: the spread between the two is the noise
-}
+// "chosen" runs again last: the spread between its two runs is the noise.
+constexpr ChainSetting kChainSettings[] = {{"chosen", 8, true, 0},       {"as_before", 4, false, 0},
+                                           {"no_prefetch", 8, false, 0}, {"down_split_4", 4, true, 0},
+                                           {"norm_grid_8", 8, true, 8},  {"norm_grid_16", 8, true, 16},
+                                           {"chosen", 8, true, 0}};
 
 // How the backend splits a batch-1 decode's context: PAGODA_MAX_ATTENTION_SPLITS,
 // PAGODA_MIN_SPLIT_KEYS and PAGODA_FOLD_COMBINE. The first setting is the backend's default.
@@ -443,7 +421,7 @@ int main(int argc, char** argv) {
   try {
     if (!attention_only) {
       bench_gemv();
-      bench_gemv_chains();
+      for (const ChainSetting& setting : kChainSettings) bench_gemv_chain(setting);
       if (only == "gemv") return 0;
     }
     for (const SplitSetting& setting : kSplitSettings) {

@@ -7,7 +7,6 @@
 #include <algorithm>
 #include <array>
 #include <cstdio>
-#include <cstdlib>
 #include <cstring>
 #include <string>
 #include <vector>
@@ -15,6 +14,7 @@
 #include "backend/cuda/capture_arena.h"
 #include "backend/cuda/cuda_check.h"
 #include "backend/cuda/device_mirror.h"
+#include "backend/cuda/env_settings.h"
 #include "backend/cuda/gemm.h"
 #include "backend/cuda/kernels.h"
 #include "backend/cuda/op_profile.h"
@@ -39,23 +39,6 @@ struct StreamOwner {
 };
 
 using namespace op_checks;
-
-bool env_flag(const char* name) {
-  const char* v = std::getenv(name);
-  return v != nullptr && std::strcmp(v, "") != 0 && std::strcmp(v, "0") != 0;
-}
-
-// Whether $name is set to 0.
-bool env_off(const char* name) {
-  const char* v = std::getenv(name);
-  return v != nullptr && std::strcmp(v, "0") == 0;
-}
-
-// $name as an integer clamped to [lo, hi]; fallback when unset.
-int env_int(const char* name, int fallback, int lo, int hi) {
-  const char* v = std::getenv(name);
-  return v != nullptr ? std::clamp(std::atoi(v), lo, hi) : fallback;
-}
 
 class CudaBackend final : public Backend {
  public:

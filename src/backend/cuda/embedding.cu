@@ -6,6 +6,7 @@
 // one a pass: ~10 us on an H100), and the gather is launched with programmatic dependent
 // launch (pdl.h) so that the qkv GEMV after it requests its weights meanwhile.
 #include <cstdint>
+#include <type_traits>
 
 #include "backend/cuda/cuda_check.h"
 #include "backend/cuda/kernels.h"
@@ -18,16 +19,19 @@ namespace {
 constexpr int kThreads = 256;
 constexpr int kInFlight = 4;  // 16-byte loads a thread issues before storing
 
-__device__ __forceinline__ void store_chunk(const uint4& chunk, const __nv_bfloat16*, float* dst) {
-  const auto* p = reinterpret_cast<const __nv_bfloat162*>(&chunk);
-  auto* d = reinterpret_cast<float4*>(dst);
-  const float2 a = __bfloat1622float2(p[0]), b = __bfloat1622float2(p[1]);
-  const float2 c = __bfloat1622float2(p[2]), e = __bfloat1622float2(p[3]);
-  d[0] = make_float4(a.x, a.y, b.x, b.y);
-  d[1] = make_float4(c.x, c.y, e.x, e.y);
-}
-__device__ __forceinline__ void store_chunk(const uint4& chunk, const float*, float* dst) {
-  *reinterpret_cast<uint4*>(dst) = chunk;
+// A 16-byte chunk of a T row as F32 at dst (16-byte aligned).
+template <class T>
+__device__ __forceinline__ void store_chunk(const uint4& chunk, float* dst) {
+  if constexpr (std::is_same_v<T, float>) {
+    *reinterpret_cast<uint4*>(dst) = chunk;
+  } else {
+    const auto* p = reinterpret_cast<const __nv_bfloat162*>(&chunk);
+    auto* d = reinterpret_cast<float4*>(dst);
+    const float2 a = __bfloat1622float2(p[0]), b = __bfloat1622float2(p[1]);
+    const float2 c = __bfloat1622float2(p[2]), e = __bfloat1622float2(p[3]);
+    d[0] = make_float4(a.x, a.y, b.x, b.y);
+    d[1] = make_float4(c.x, c.y, e.x, e.y);
+  }
 }
 
 __device__ __forceinline__ float to_float(__nv_bfloat16 v) { return __bfloat162float(v); }
@@ -66,7 +70,7 @@ __global__ void __launch_bounds__(kThreads)
 #pragma unroll
     for (int u = 0; u < kInFlight; ++u) {
       const int64_t c = c0 + u * kThreads;
-      if (c < chunks) store_chunk(chunk[u], src, dst + c * kPerChunk);
+      if (c < chunks) store_chunk<T>(chunk[u], dst + c * kPerChunk);
     }
   }
 }

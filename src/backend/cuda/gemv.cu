@@ -28,11 +28,11 @@
 // act(gate) * up), and the residual add (out += product).
 #include <algorithm>
 #include <cstdint>
-#include <cstdlib>
 #include <unordered_map>
 
 #include "backend/cuda/activations.cuh"
 #include "backend/cuda/cuda_check.h"
+#include "backend/cuda/env_settings.h"
 #include "backend/cuda/kernels.h"
 #include "backend/cuda/pdl.h"
 
@@ -324,14 +324,9 @@ namespace {
 
 // gemv_config's settings that a device run compares (tools/device/run.sh ab), read once.
 struct GemvTuning {
-  bool prefetch_rows = env_int("PAGODA_GEMV_PREFETCH_ROWS", 1) != 0;
-  int long_k_split = env_int("PAGODA_GEMV_LONG_K_SPLIT", 8) == 4 ? 4 : 8;
-  int norm_blocks_per_sm = std::max(0, env_int("PAGODA_GEMV_NORM_BLOCKS_PER_SM", 0));
-
-  static int env_int(const char* name, int fallback) {
-    const char* v = std::getenv(name);
-    return v != nullptr && *v != '\0' ? std::atoi(v) : fallback;
-  }
+  bool prefetch_rows = !env_off("PAGODA_GEMV_PREFETCH_ROWS");
+  int long_k_split = env_int("PAGODA_GEMV_LONG_K_SPLIT", 8, 4, 8) == 4 ? 4 : 8;
+  int norm_blocks_per_sm = env_int("PAGODA_GEMV_NORM_BLOCKS_PER_SM", 0, 0, 64);
 };
 
 const GemvTuning& tuning() {

@@ -1,14 +1,12 @@
 #include "backend/cuda/pdl.h"
 
-#include <cstdlib>
-#include <cstring>
+#include "backend/cuda/env_settings.h"
 
 namespace pagoda::cuda {
 
 bool pdl_enabled() {
   static const bool enabled = [] {
-    const char* flag = std::getenv("PAGODA_PDL");
-    if (flag != nullptr && std::strcmp(flag, "0") == 0) return false;
+    if (env_off("PAGODA_PDL")) return false;
     int device = 0, major = 0;
     if (cudaGetDevice(&device) != cudaSuccess ||
         cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device) != cudaSuccess) {
